@@ -1,0 +1,1 @@
+//! Machine → network constructions, one file per construction.

@@ -1,0 +1,1 @@
+//! Network → machine: automata extraction.

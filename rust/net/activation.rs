@@ -1,0 +1,75 @@
+//! Activation functions of Definition 4.1 (lecture notes, seed 001) and their exact forms.
+//!
+//! identity(x) = x; relu(x) = max(0, x); slu(x) = min(1, max(0, x)) (the saturated linear
+//! unit of Siegelmann–Sontag); step(x) = 1 if x > 0 else 0; tanh; sigmoid(x) = 1/(1+e^−x).
+//! The first four are piecewise linear and run exactly; tanh and sigmoid need a float format.
+
+use crate::error::{SimError, SimResult};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Activation {
+    Identity,
+    Relu,
+    Slu,
+    Step,
+    Tanh,
+    Sigmoid,
+}
+
+impl Activation {
+    pub const NAMES: [&'static str; 6] = ["identity", "relu", "slu", "step", "tanh", "sigmoid"];
+
+    pub fn parse(name: &str) -> SimResult<Activation> {
+        Ok(match name.trim().to_ascii_lowercase().as_str() {
+            "identity" | "linear" => Activation::Identity,
+            "relu" => Activation::Relu,
+            "slu" | "saturated" | "clipped_relu" => Activation::Slu,
+            "step" | "heaviside" => Activation::Step,
+            "tanh" => Activation::Tanh,
+            "sigmoid" | "logistic" => Activation::Sigmoid,
+            _ => {
+                return Err(SimError::invalid_network(format!(
+                    "unknown activation {name:?}: expected one of {}",
+                    Self::NAMES.join(", ")
+                )))
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// True for the activations the exact engine supports (piecewise linear).
+    pub fn is_piecewise_linear(self) -> bool {
+        !matches!(self, Activation::Tanh | Activation::Sigmoid)
+    }
+
+    /// Exact-mode check with the message the user sees.
+    pub fn require_exact(self) -> SimResult<()> {
+        if self.is_piecewise_linear() {
+            Ok(())
+        } else {
+            Err(SimError::Unsupported(format!(
+                "activation {} is not piecewise linear, so it has no exact rational run; pick a float \
+                 format (dtype=\"f64\", \"f32\", \"bf16\" or \"f16\"), or saturate the network first",
+                self.name()
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_is_invalid_network() {
+        for n in Activation::NAMES {
+            assert_eq!(Activation::parse(n).unwrap().name(), n);
+        }
+        assert!(matches!(Activation::parse("gelu"), Err(SimError::InvalidNetwork(_))));
+        assert!(matches!(Activation::Tanh.require_exact(), Err(SimError::Unsupported(_))));
+        assert!(Activation::Slu.require_exact().is_ok());
+    }
+}

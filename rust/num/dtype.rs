@@ -1,0 +1,62 @@
+//! The number format a run computes in: `"exact"` or one of the float formats.
+
+use crate::error::{SimError, SimResult};
+
+/// Which arithmetic a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    /// Arbitrary-precision rationals (integer numerators over a shared denominator).
+    Exact,
+    F64,
+    F32,
+    Bf16,
+    F16,
+}
+
+impl Dtype {
+    pub const NAMES: [&'static str; 5] = ["exact", "f64", "f32", "bf16", "f16"];
+
+    /// Parses `"exact" | "f64" | "f32" | "bf16" | "f16"` (also `float64`, `float32`, `float16`,
+    /// `bfloat16`, `double`, `single`, `half`).
+    pub fn parse(name: &str) -> SimResult<Dtype> {
+        let lower = name.trim().to_ascii_lowercase();
+        Ok(match lower.as_str() {
+            "exact" | "rational" | "fraction" => Dtype::Exact,
+            "f64" | "float64" | "double" => Dtype::F64,
+            "f32" | "float32" | "single" => Dtype::F32,
+            "bf16" | "bfloat16" => Dtype::Bf16,
+            "f16" | "float16" | "half" => Dtype::F16,
+            _ => {
+                return Err(SimError::invalid_input(format!(
+                    "unknown dtype {name:?}: expected one of {}",
+                    Self::NAMES.join(", ")
+                )))
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::Exact => "exact",
+            Dtype::F64 => "f64",
+            Dtype::F32 => "f32",
+            Dtype::Bf16 => "bf16",
+            Dtype::F16 => "f16",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_names_and_rejects_unknown() {
+        assert_eq!(Dtype::parse("exact").unwrap(), Dtype::Exact);
+        assert_eq!(Dtype::parse("float16").unwrap(), Dtype::F16);
+        assert_eq!(Dtype::parse("BF16").unwrap(), Dtype::Bf16);
+        let e = Dtype::parse("f8").unwrap_err();
+        assert!(matches!(e, SimError::InvalidInput(_)));
+        assert!(e.to_string().contains("f8"));
+    }
+}

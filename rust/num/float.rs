@@ -1,0 +1,129 @@
+//! The finite-precision number formats the float engine computes in.
+//!
+//! Rounding rule (the same in every engine and every format): each multiplication and each
+//! addition is rounded to the format, round-to-nearest-even, no fused multiply-add. f64 and
+//! f32 use the hardware operations. f16 and bf16 compute each single operation in f32 and
+//! round the result once to the format: since f32 has p' = 24 ≥ 2p + 2 significand bits
+//! (p = 11 for f16, 8 for bf16), that double rounding is innocuous and every operation is
+//! correctly rounded (Figueroa 1995, "When is double rounding innocuous?"). This is also
+//! exactly how numpy evaluates float16 scalar and elementwise arithmetic.
+//!
+//! tanh and sigmoid are evaluated in f64 from the operand's exact value and rounded once to
+//! the format (for f64 itself: the platform libm, sigmoid as 1/(1+exp(−x))).
+
+use crate::num::round::{round_to_f64_in, BinaryFormat};
+use half::{bf16, f16};
+use malachite::Rational;
+
+/// A binary floating-point format usable by the float engine.
+pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
+    const NAME: &'static str;
+    const FORMAT: BinaryFormat;
+    fn zero() -> Self;
+    fn one() -> Self;
+    /// Exact conversion of a value already representable in the format.
+    fn from_f64_exact(v: f64) -> Self;
+    /// Rounds an f64 to the format (round to nearest even).
+    fn from_f64_rounded(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn is_nan(self) -> bool;
+
+    /// Correctly rounded conversion of an exact rational (weights are exact; this is where
+    /// they are rounded to the format).
+    fn from_rational(r: &Rational) -> Self {
+        Self::from_f64_exact(round_to_f64_in(r, Self::FORMAT))
+    }
+    fn tanh(self) -> Self {
+        Self::from_f64_rounded(self.to_f64().tanh())
+    }
+    fn sigmoid(self) -> Self {
+        Self::from_f64_rounded(1.0 / (1.0 + (-self.to_f64()).exp()))
+    }
+}
+
+impl Float for f64 {
+    const NAME: &'static str = "f64";
+    const FORMAT: BinaryFormat = BinaryFormat::F64;
+    fn zero() -> Self { 0.0 }
+    fn one() -> Self { 1.0 }
+    fn from_f64_exact(v: f64) -> Self { v }
+    fn from_f64_rounded(v: f64) -> Self { v }
+    fn to_f64(self) -> f64 { self }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self { self + o }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self { self * o }
+    fn is_nan(self) -> bool { f64::is_nan(self) }
+}
+
+impl Float for f32 {
+    const NAME: &'static str = "f32";
+    const FORMAT: BinaryFormat = BinaryFormat::F32;
+    fn zero() -> Self { 0.0 }
+    fn one() -> Self { 1.0 }
+    fn from_f64_exact(v: f64) -> Self { v as f32 }
+    fn from_f64_rounded(v: f64) -> Self { v as f32 }
+    fn to_f64(self) -> f64 { self as f64 }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self { self + o }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self { self * o }
+    fn is_nan(self) -> bool { f32::is_nan(self) }
+    fn tanh(self) -> Self { (self as f64).tanh() as f32 }
+}
+
+impl Float for f16 {
+    const NAME: &'static str = "f16";
+    const FORMAT: BinaryFormat = BinaryFormat::F16;
+    fn zero() -> Self { f16::ZERO }
+    fn one() -> Self { f16::ONE }
+    fn from_f64_exact(v: f64) -> Self { f16::from_f64(v) }
+    fn from_f64_rounded(v: f64) -> Self { f16::from_f64(v) }
+    fn to_f64(self) -> f64 { f16::to_f64(self) }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self { f16::from_f32(self.to_f32() + o.to_f32()) }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self { f16::from_f32(self.to_f32() * o.to_f32()) }
+    fn is_nan(self) -> bool { f16::is_nan(self) }
+}
+
+impl Float for bf16 {
+    const NAME: &'static str = "bf16";
+    const FORMAT: BinaryFormat = BinaryFormat::BF16;
+    fn zero() -> Self { bf16::ZERO }
+    fn one() -> Self { bf16::ONE }
+    fn from_f64_exact(v: f64) -> Self { bf16::from_f64(v) }
+    fn from_f64_rounded(v: f64) -> Self { bf16::from_f64(v) }
+    fn to_f64(self) -> f64 { bf16::to_f64(self) }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self { bf16::from_f32(self.to_f32() + o.to_f32()) }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self { bf16::from_f32(self.to_f32() * o.to_f32()) }
+    fn is_nan(self) -> bool { bf16::is_nan(self) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_ops_are_correctly_rounded() {
+        // 2048 + 1 is a tie in f16 (spacing 2 at 2048): ties to even -> 2048
+        let a = f16::from_f64(2048.0);
+        assert_eq!(a.add(f16::ONE).to_f64(), 2048.0);
+        // 2048 + 3 -> 2052 (tie between 2050 and 2052: even significand is 2052)
+        assert_eq!(a.add(f16::from_f64(3.0)).to_f64(), 2052.0);
+        let third = f16::from_rational(&(Rational::from(1) / Rational::from(3)));
+        assert_eq!(third.to_f64(), f16::from_f64(1.0 / 3.0).to_f64());
+    }
+
+    #[test]
+    fn bf16_has_eight_significand_bits() {
+        let x = bf16::from_f64(1.0).add(bf16::from_f64(1.0 / 256.0));
+        assert_eq!(x.to_f64(), 1.0, "1 + 2^-8 is a tie, rounds to even");
+        let y = bf16::from_f64(1.0).add(bf16::from_f64(1.0 / 128.0));
+        assert_eq!(y.to_f64(), 1.0 + 1.0 / 128.0);
+    }
+}

@@ -1,0 +1,301 @@
+//! Running one sequence or a batch of sequences through a prepared network.
+//!
+//! Batches are parallel over sequences (rayon); each sequence is computed by the same
+//! sequential code whatever the thread count, so results are bitwise identical for any
+//! `threads`. Sequences shorter than the batch's T (`lengths`) stop at their length: their
+//! later states and outputs are zero padding (as PyTorch's pad_packed_sequence) and their
+//! final state is the state at their own length.
+
+use crate::error::{SimError, SimResult};
+use crate::num::exact_vector::ExactVector;
+use crate::num::float::Float;
+use crate::sim::cancel::Control;
+use crate::sim::exact_engine::{Affine, ExactPlan};
+use crate::sim::float_engine::FloatPlan;
+use crate::sim::pool::with_pool;
+use malachite::Rational;
+use rayon::prelude::*;
+
+/// Shape and options of a batch run.
+#[derive(Debug, Clone)]
+pub struct BatchSpec {
+    pub batch: usize,
+    pub steps: usize,
+    pub lengths: Option<Vec<usize>>,
+    /// keep every state and output (`keep="all"`), or only the final ones (`keep="final"`)
+    pub keep_all: bool,
+    pub threads: Option<usize>,
+}
+
+impl BatchSpec {
+    /// Every problem with `lengths` at once.
+    pub fn validate(&self) -> SimResult<()> {
+        let Some(l) = &self.lengths else { return Ok(()) };
+        let mut p = Vec::new();
+        if l.len() != self.batch {
+            p.push(format!("lengths has {} entries but the batch has {} sequences", l.len(), self.batch));
+        }
+        for (i, &n) in l.iter().enumerate().filter(|(_, &n)| n > self.steps).take(5) {
+            p.push(format!("lengths[{i}] = {n} is longer than the input's {} steps", self.steps));
+        }
+        if p.is_empty() { Ok(()) } else { Err(SimError::InvalidInput(p)) }
+    }
+
+    fn length(&self, b: usize) -> usize {
+        self.lengths.as_ref().map_or(self.steps, |l| l[b])
+    }
+}
+
+/// Exact run of one sequence: h_0..h_T and y_0..y_T.
+#[derive(Debug, Clone)]
+pub struct ExactRun {
+    pub states: Vec<ExactVector>,
+    pub outputs: Vec<Vec<Rational>>,
+}
+
+/// Feeds input rows one by one, reusing W x + b while the input row repeats.
+pub struct ExactStepper<'a> {
+    pub plan: &'a ExactPlan,
+    pub state: ExactVector,
+    last: Option<(Vec<Rational>, Affine)>,
+}
+
+impl<'a> ExactStepper<'a> {
+    pub fn new(plan: &'a ExactPlan, h0: ExactVector) -> Self {
+        ExactStepper { plan, state: h0, last: None }
+    }
+
+    pub fn step(&mut self, x: &[Rational]) -> SimResult<()> {
+        let reuse = matches!(&self.last, Some((row, _)) if row.as_slice() == x);
+        if !reuse {
+            self.last = Some((x.to_vec(), self.plan.affine(x)));
+        }
+        let c = &self.last.as_ref().expect("set above").1;
+        self.state = self.plan.tick(&self.state, c)?;
+        Ok(())
+    }
+}
+
+pub fn run_exact(plan: &ExactPlan, h0: ExactVector, xs: &[Rational], steps: usize, ctl: &Control) -> SimResult<ExactRun> {
+    let n = plan.n_in;
+    let mut st = ExactStepper::new(plan, h0);
+    let mut states = vec![st.state.clone()];
+    let mut outputs = vec![plan.output(&st.state)];
+    for t in 0..steps {
+        ctl.check()?;
+        st.step(&xs[t * n..(t + 1) * n])?;
+        outputs.push(plan.output(&st.state));
+        states.push(st.state.clone());
+    }
+    Ok(ExactRun { states, outputs })
+}
+
+/// Float run of one sequence: flat (T+1)·d states and (T+1)·out outputs.
+pub fn run_float<F: Float>(plan: &FloatPlan<F>, h0: &[F], xs: &[F], steps: usize, ctl: &Control) -> SimResult<(Vec<F>, Vec<F>)> {
+    let (d, n, o) = (plan.d, plan.n_in, plan.n_out);
+    let mut states = vec![F::zero(); (steps + 1) * d];
+    let mut outputs = vec![F::zero(); (steps + 1) * o];
+    states[..d].copy_from_slice(h0);
+    plan.output(h0, &mut outputs[..o]);
+    for t in 0..steps {
+        ctl.check()?;
+        let (prev, next) = states.split_at_mut((t + 1) * d);
+        plan.tick(&prev[t * d..], &xs[t * n..(t + 1) * n], &mut next[..d]);
+        plan.output(&next[..d], &mut outputs[(t + 1) * o..(t + 2) * o]);
+    }
+    Ok((states, outputs))
+}
+
+/// Results of a float batch, flat row-major: states (B, T, d), final (B, d), outputs (B, T, out),
+/// final_outputs (B, out). `states`/`outputs` are empty when only the final state is kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FloatBatch<F> {
+    pub states: Vec<F>,
+    pub final_states: Vec<F>,
+    pub outputs: Vec<F>,
+    pub final_outputs: Vec<F>,
+}
+
+struct SeqOut<F> {
+    states: Vec<F>,
+    last: Vec<F>,
+    outputs: Vec<F>,
+    last_out: Vec<F>,
+}
+
+fn float_sequence<F: Float>(plan: &FloatPlan<F>, x: &[F], h0: &[F], len: usize, spec: &BatchSpec, ctl: &Control) -> SimResult<SeqOut<F>> {
+    let (d, n, o, t_max) = (plan.d, plan.n_in, plan.n_out, spec.steps);
+    let keep = spec.keep_all;
+    let mut states = if keep { vec![F::zero(); t_max * d] } else { Vec::new() };
+    let mut outputs = if keep { vec![F::zero(); t_max * o] } else { Vec::new() };
+    let mut h = h0.to_vec();
+    let mut next = vec![F::zero(); d];
+    let mut y = vec![F::zero(); o];
+    for t in 0..len {
+        if t % 64 == 0 {
+            ctl.check()?;
+        }
+        plan.tick(&h, &x[t * n..(t + 1) * n], &mut next);
+        std::mem::swap(&mut h, &mut next);
+        if keep {
+            states[t * d..(t + 1) * d].copy_from_slice(&h);
+            plan.output(&h, &mut outputs[t * o..(t + 1) * o]);
+        }
+    }
+    plan.output(&h, &mut y);
+    ctl.advance(1);
+    Ok(SeqOut { states, last: h, outputs, last_out: y })
+}
+
+/// Runs B sequences in parallel. `xs` is (B, T, n_in) flat; `h0` is (B, d) flat or None.
+pub fn run_batch_float<F: Float>(plan: &FloatPlan<F>, xs: &[F], h0: Option<&[F]>, spec: &BatchSpec, ctl: &Control) -> SimResult<FloatBatch<F>> {
+    spec.validate()?;
+    let (d, n) = (plan.d, plan.n_in);
+    let per = spec.steps * n;
+    let seqs: Vec<SeqOut<F>> = with_pool(spec.threads, || {
+        (0..spec.batch)
+            .into_par_iter()
+            .map(|b| {
+                let start = h0.map_or(plan.h0.as_slice(), |h| &h[b * d..(b + 1) * d]);
+                float_sequence(plan, &xs[b * per..(b + 1) * per], start, spec.length(b), spec, ctl)
+            })
+            .collect::<SimResult<Vec<_>>>()
+    })??;
+    let mut out = FloatBatch { states: Vec::new(), final_states: Vec::new(), outputs: Vec::new(), final_outputs: Vec::new() };
+    for s in seqs {
+        out.states.extend(s.states);
+        out.final_states.extend(s.last);
+        out.outputs.extend(s.outputs);
+        out.final_outputs.extend(s.last_out);
+    }
+    Ok(out)
+}
+
+/// Results of an exact batch: per sequence, states h_1..h_T (padded with zeros after its
+/// length; empty when only the final state is kept), outputs y_1..y_T, final state and output.
+#[derive(Debug, Clone)]
+pub struct ExactBatch {
+    pub states: Vec<Vec<ExactVector>>,
+    pub final_states: Vec<ExactVector>,
+    pub outputs: Vec<Vec<Vec<Rational>>>,
+    pub final_outputs: Vec<Vec<Rational>>,
+}
+
+type ExactSeq = (Vec<ExactVector>, ExactVector, Vec<Vec<Rational>>, Vec<Rational>);
+
+fn exact_sequence(plan: &ExactPlan, x: &[Rational], h0: ExactVector, len: usize, spec: &BatchSpec, ctl: &Control) -> SimResult<ExactSeq> {
+    let n = plan.n_in;
+    let mut st = ExactStepper::new(plan, h0);
+    let (mut states, mut outputs) = (Vec::new(), Vec::new());
+    for t in 0..len {
+        ctl.check()?;
+        st.step(&x[t * n..(t + 1) * n])?;
+        if spec.keep_all {
+            states.push(st.state.clone());
+            outputs.push(plan.output(&st.state));
+        }
+    }
+    if spec.keep_all {
+        let zero_out = vec![Rational::from(0); plan.readout.as_ref().map_or(0, |r| r.1.len())];
+        states.resize(spec.steps, ExactVector::zeros(plan.d));
+        outputs.resize(spec.steps, zero_out);
+    }
+    let y = plan.output(&st.state);
+    ctl.advance(1);
+    Ok((states, st.state, outputs, y))
+}
+
+/// Exact batch, parallel over sequences.
+pub fn run_batch_exact(plan: &ExactPlan, xs: &[Rational], h0: Option<Vec<ExactVector>>, spec: &BatchSpec, ctl: &Control) -> SimResult<ExactBatch> {
+    spec.validate()?;
+    let per = spec.steps * plan.n_in;
+    let seqs: Vec<ExactSeq> = with_pool(spec.threads, || {
+        (0..spec.batch)
+            .into_par_iter()
+            .map(|b| {
+                let start = h0.as_ref().map_or_else(|| plan.h0.clone(), |h| h[b].clone());
+                exact_sequence(plan, &xs[b * per..(b + 1) * per], start, spec.length(b), spec, ctl)
+            })
+            .collect::<SimResult<Vec<_>>>()
+    })??;
+    let mut out = ExactBatch { states: Vec::new(), final_states: Vec::new(), outputs: Vec::new(), final_outputs: Vec::new() };
+    for (s, f, o, y) in seqs {
+        out.states.push(s);
+        out.final_states.push(f);
+        out.outputs.push(o);
+        out.final_outputs.push(y);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::activation::Activation;
+    use crate::net::matrix::RatMatrix;
+    use crate::net::simple_rnn::{Linear, SimpleRnn};
+
+    fn random_net(d: usize, n: usize, seed: u64, act: Activation) -> SimpleRnn {
+        let mut s = seed;
+        let mut next = move || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            Rational::from(((s >> 33) % 9) as i64 - 4) / Rational::from(4)
+        };
+        let v = RatMatrix { rows: d, cols: d, data: (0..d * d).map(|_| next()).collect() };
+        let w = RatMatrix { rows: d, cols: n, data: (0..d * n).map(|_| next()).collect() };
+        let b = (0..d).map(|_| next()).collect();
+        let ro = Linear { w: RatMatrix { rows: 1, cols: d, data: (0..d).map(|_| next()).collect() }, b: vec![next()] };
+        SimpleRnn::new(v, w, b, None, act, Some(ro)).unwrap()
+    }
+
+    #[test]
+    fn batch_is_bitwise_identical_for_any_thread_count() {
+        let net = random_net(8, 3, 7, Activation::Tanh);
+        let plan = FloatPlan::<f32>::new(&net);
+        let (bsz, t) = (37, 50);
+        let xs: Vec<f32> = (0..bsz * t * 3).map(|i| ((i * 7919) % 13) as f32 / 13.0 - 0.5).collect();
+        let lengths: Vec<usize> = (0..bsz).map(|b| (b * 3) % (t + 1)).collect();
+        let run = |threads| {
+            let spec = BatchSpec { batch: bsz, steps: t, lengths: Some(lengths.clone()), keep_all: true, threads: Some(threads) };
+            run_batch_float(&plan, &xs, None, &spec, &Control::new()).unwrap()
+        };
+        let one = run(1);
+        assert_eq!(one, run(2));
+        assert_eq!(one, run(3));
+        // a sequence's final state equals its own single run at its length
+        let b = 5;
+        let (states, _) = run_float(&plan, &plan.h0, &xs[b * t * 3..], lengths[b], &Control::new()).unwrap();
+        assert_eq!(&one.final_states[b * 8..(b + 1) * 8], &states[lengths[b] * 8..]);
+    }
+
+    #[test]
+    fn exact_batch_matches_single_runs_and_bad_lengths_are_reported() {
+        let net = random_net(5, 2, 3, Activation::Relu);
+        let plan = ExactPlan::new(&net, 1 << 20).unwrap();
+        let (bsz, t) = (6, 12);
+        let xs: Vec<Rational> = (0..bsz * t * 2).map(|i| Rational::from((i % 5) as i64 - 2) / Rational::from(3)).collect();
+        let spec = BatchSpec { batch: bsz, steps: t, lengths: None, keep_all: true, threads: Some(2) };
+        let batch = run_batch_exact(&plan, &xs, None, &spec, &Control::new()).unwrap();
+        for b in 0..bsz {
+            let single = run_exact(&plan, plan.h0.clone(), &xs[b * t * 2..(b + 1) * t * 2], t, &Control::new()).unwrap();
+            assert_eq!(batch.states[b].iter().map(|s| s.to_rationals()).collect::<Vec<_>>(),
+                       single.states[1..].iter().map(|s| s.to_rationals()).collect::<Vec<_>>());
+            assert_eq!(batch.final_outputs[b], single.outputs[t]);
+        }
+        let bad = BatchSpec { batch: 2, steps: 3, lengths: Some(vec![4, 1, 9]), keep_all: true, threads: None };
+        match bad.validate() {
+            Err(SimError::InvalidInput(p)) => assert_eq!(p.len(), 3),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn cancellation_stops_a_run() {
+        let net = random_net(4, 1, 1, Activation::Relu);
+        let plan = ExactPlan::new(&net, 1 << 20).unwrap();
+        let ctl = Control::new();
+        ctl.cancel();
+        let xs = vec![Rational::from(1); 10];
+        assert!(matches!(run_exact(&plan, plan.h0.clone(), &xs, 10, &ctl), Err(SimError::Interrupted)));
+    }
+}
