@@ -1,0 +1,34 @@
+"""rnnsim: exact and finite-precision simulation of recurrent neural networks.
+
+Compile machines into networks that provably simulate them, run the networks exactly
+(rationals) or in f64/f32/bf16/f16, decode hidden states back into configurations, and
+extract automata back out. See DESIGN.md and the README for the map.
+"""
+
+from . import _core
+from .errors import (
+    InvalidInputError,
+    InvalidMachineError,
+    InvalidNetworkError,
+    LimitExceededError,
+    RnnSimError,
+    UnsupportedError,
+)
+from .network import BatchRun, Linear, Run, SimpleRNN, load, loads
+
+__version__ = _core.__version__
+
+__all__ = [
+    "BatchRun",
+    "InvalidInputError",
+    "InvalidMachineError",
+    "InvalidNetworkError",
+    "LimitExceededError",
+    "Linear",
+    "RnnSimError",
+    "Run",
+    "SimpleRNN",
+    "UnsupportedError",
+    "load",
+    "loads",
+]

@@ -1,0 +1,16 @@
+//! The PyO3 bindings: the native module `rnnsim._core`. Nothing outside this folder knows
+//! about Python; the Python package `rnnsim/` wraps these classes thinly.
+
+mod convert;
+mod interrupt;
+mod network;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DEFAULT_MAX_BITS", crate::sim::exact_engine::DEFAULT_MAX_BITS)?;
+    m.add_class::<network::PySimpleRnn>()?;
+    Ok(())
+}

@@ -1,0 +1,355 @@
+//! `rnnsim._core.SimpleRNN`: construction, exact parameter views, runs, batches, JSON.
+
+use crate::error::SimError;
+use crate::net::activation::Activation;
+use crate::net::json;
+use crate::net::matrix::RatMatrix;
+use crate::net::simple_rnn::{shape_problems, Linear, Shapes, SimpleRnn};
+use crate::num::dtype::Dtype;
+use crate::num::exact_vector::ExactVector;
+use crate::num::rational::rational_to_string;
+use crate::py::convert::{fraction_type, py_exact_vector, py_rationals, read_tensor, to_pyerr, Tensor, ToNumpy};
+use crate::py::interrupt::run_interruptible;
+use crate::sim::exact_engine::ExactPlan;
+use crate::sim::float_engine::FloatPlan;
+use crate::sim::run::{run_batch_exact, run_batch_float, run_exact, run_float, BatchSpec};
+use half::{bf16, f16};
+use malachite::Rational;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::sync::Arc;
+
+#[pyclass(name = "SimpleRNN", module = "rnnsim._core", frozen)]
+pub struct PySimpleRnn {
+    pub net: Arc<SimpleRnn>,
+}
+
+fn matrix(shape: &[usize], data: Vec<Rational>) -> RatMatrix {
+    match shape {
+        [r, c] => RatMatrix { rows: *r, cols: *c, data },
+        _ => RatMatrix { rows: data.len(), cols: 1, data },
+    }
+}
+
+fn tensor_pair(py: Python<'_>, shape: Vec<usize>, data: &[Rational]) -> PyResult<Py<PyAny>> {
+    let strings: Vec<String> = data.iter().map(rational_to_string).collect();
+    Ok((shape, strings).into_pyobject(py)?.into_any().unbind())
+}
+
+fn input_problem(msg: String) -> SimError {
+    SimError::InvalidInput(vec![msg])
+}
+
+impl PySimpleRnn {
+    /// Reads x of shape (T, n_in) or (B, T, n_in), checking the width.
+    fn read_x(&self, py: Python<'_>, x: &Bound<'_, PyAny>, exact: bool, ndim: usize) -> PyResult<Tensor> {
+        let mut problems = Vec::new();
+        let t = read_tensor("x", x, exact, &mut problems);
+        if let Some(t) = &t {
+            let n = self.net.input_size();
+            if t.shape.len() != ndim {
+                let want = if ndim == 2 { "(T, input_size)" } else { "(batch, T, input_size)" };
+                problems.push(format!("x must have shape {want}, got {} dimension(s) {:?}", t.shape.len(), t.shape));
+            } else if t.shape[ndim - 1] != n {
+                problems.push(format!("x has width {} but the network's input size is {n}", t.shape[ndim - 1]));
+            }
+        }
+        match (t, problems.is_empty()) {
+            (Some(t), true) => Ok(t),
+            (_, _) => Err(to_pyerr(py, SimError::InvalidInput(problems))),
+        }
+    }
+
+    fn read_h0(&self, py: Python<'_>, h0: &Bound<'_, PyAny>, exact: bool, batch: Option<usize>) -> PyResult<Tensor> {
+        let mut problems = Vec::new();
+        let t = read_tensor("h0", h0, exact, &mut problems);
+        let d = self.net.hidden_size();
+        if let Some(t) = &t {
+            let ok = match batch {
+                None => t.shape == [d],
+                Some(b) => t.shape == [1, b, d] || t.shape == [b, d],
+            };
+            if !ok {
+                let want = match batch {
+                    None => format!("({d},)"),
+                    Some(b) => format!("(1, {b}, {d}) or ({b}, {d})"),
+                };
+                problems.push(format!("h0 must have shape {want}, got {:?}", t.shape));
+            }
+        }
+        match (t, problems.is_empty()) {
+            (Some(t), true) => Ok(t),
+            _ => Err(to_pyerr(py, SimError::InvalidInput(problems))),
+        }
+    }
+}
+
+fn parse_dtype(py: Python<'_>, dtype: &str) -> PyResult<Dtype> {
+    Dtype::parse(dtype).map_err(|e| to_pyerr(py, e))
+}
+
+fn float_run<F: ToNumpy>(py: Python<'_>, net: &SimpleRnn, x: &Tensor, h0: Option<&Tensor>) -> PyResult<Py<PyAny>> {
+    let plan = FloatPlan::<F>::new(net);
+    let xs: Vec<F> = x.to_format();
+    let start: Vec<F> = h0.map_or_else(|| plan.h0.clone(), |h| h.to_format());
+    let steps = x.shape[0];
+    let (states, outputs) = run_interruptible(py, None, steps as u64, |ctl| run_float(&plan, &start, &xs, steps, ctl))?;
+    let out = PyDict::new(py);
+    out.set_item("states", F::to_numpy(py, states, vec![steps + 1, plan.d])?)?;
+    out.set_item("outputs", F::to_numpy(py, outputs, vec![steps + 1, plan.n_out])?)?;
+    Ok(out.into_any().unbind())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn float_batch<F: ToNumpy>(
+    py: Python<'_>,
+    net: &SimpleRnn,
+    x: &Tensor,
+    h0: Option<&Tensor>,
+    spec: &BatchSpec,
+    progress: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let plan = FloatPlan::<F>::new(net);
+    let xs: Vec<F> = x.to_format();
+    let start: Option<Vec<F>> = h0.map(|h| h.to_format());
+    let res = run_interruptible(py, progress, spec.batch as u64, |ctl| {
+        run_batch_float(&plan, &xs, start.as_deref(), spec, ctl)
+    })?;
+    let (b, t, d, o) = (spec.batch, spec.steps, plan.d, plan.n_out);
+    let out = PyDict::new(py);
+    if spec.keep_all {
+        out.set_item("states", F::to_numpy(py, res.states, vec![b, t, d])?)?;
+        out.set_item("outputs", F::to_numpy(py, res.outputs, vec![b, t, o])?)?;
+    }
+    out.set_item("final", F::to_numpy(py, res.final_states, vec![1, b, d])?)?;
+    out.set_item("final_outputs", F::to_numpy(py, res.final_outputs, vec![b, o])?)?;
+    Ok(out.into_any().unbind())
+}
+
+#[pymethods]
+impl PySimpleRnn {
+    /// Builds a network from tensors handed over by rnnsim's Python layer; every problem
+    /// with any parameter is reported in one InvalidNetworkError.
+    #[new]
+    #[pyo3(signature = (v, w, b, h0=None, activation="relu", readout=None))]
+    fn new(
+        py: Python<'_>,
+        v: &Bound<'_, PyAny>,
+        w: &Bound<'_, PyAny>,
+        b: &Bound<'_, PyAny>,
+        h0: Option<&Bound<'_, PyAny>>,
+        activation: &str,
+        readout: Option<(Bound<'_, PyAny>, Bound<'_, PyAny>)>,
+    ) -> PyResult<Self> {
+        let mut problems = Vec::new();
+        let act = Activation::parse(activation).map_err(|e| problems.push(e.to_string())).ok();
+        let v = read_tensor("V", v, true, &mut problems);
+        let w = read_tensor("W", w, true, &mut problems);
+        let b = read_tensor("b", b, true, &mut problems);
+        let h0 = h0.and_then(|h| read_tensor("h0", h, true, &mut problems));
+        let ro = readout.map(|(rw, rb)| (read_tensor("readout w", &rw, true, &mut problems), read_tensor("readout b", &rb, true, &mut problems)));
+        let shape = |t: &Option<Tensor>| t.as_ref().map_or_else(Vec::new, |t| t.shape.clone());
+        let shapes = Shapes {
+            v: shape(&v),
+            w: shape(&w),
+            b: shape(&b),
+            h0: h0.as_ref().map(|t| t.shape.clone()),
+            readout: ro.as_ref().map(|(a, c)| (shape(a), shape(c))),
+        };
+        if v.is_some() && w.is_some() && b.is_some() {
+            problems.extend(shape_problems(&shapes));
+        }
+        if !problems.is_empty() {
+            return Err(to_pyerr(py, SimError::InvalidNetwork(problems)));
+        }
+        let (Some(v), Some(w), Some(b), Some(act)) = (v, w, b, act) else {
+            return Err(to_pyerr(py, SimError::invalid_network("incomplete parameters")));
+        };
+        let readout = match ro {
+            Some((Some(rw), Some(rb))) => Some(Linear { w: matrix(&rw.shape.clone(), rw.into_rationals()), b: rb.into_rationals() }),
+            _ => None,
+        };
+        let net = SimpleRnn::new(
+            matrix(&v.shape.clone(), v.into_rationals()),
+            matrix(&w.shape.clone(), w.into_rationals()),
+            b.into_rationals(),
+            h0.map(|t| t.into_rationals()),
+            act,
+            readout,
+        )
+        .map_err(|e| to_pyerr(py, e))?;
+        Ok(PySimpleRnn { net: Arc::new(net) })
+    }
+
+    #[getter]
+    fn hidden_size(&self) -> usize {
+        self.net.hidden_size()
+    }
+    #[getter]
+    fn input_size(&self) -> usize {
+        self.net.input_size()
+    }
+    #[getter]
+    fn output_size(&self) -> usize {
+        self.net.output_size()
+    }
+    #[getter]
+    fn activation(&self) -> &'static str {
+        self.net.activation.name()
+    }
+    #[getter]
+    fn nonzero_weights(&self) -> usize {
+        self.net.nonzero_weights()
+    }
+
+    /// Exact parameters: {name: (shape, ["p/q", ...])}; readout entries only with a readout.
+    fn params(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let n = &self.net;
+        let d = PyDict::new(py);
+        d.set_item("V", tensor_pair(py, vec![n.v.rows, n.v.cols], &n.v.data)?)?;
+        d.set_item("W", tensor_pair(py, vec![n.w.rows, n.w.cols], &n.w.data)?)?;
+        d.set_item("b", tensor_pair(py, vec![n.b.len()], &n.b)?)?;
+        d.set_item("h0", tensor_pair(py, vec![n.h0.len()], &n.h0)?)?;
+        if let Some(r) = &n.readout {
+            d.set_item("readout_w", tensor_pair(py, vec![r.w.rows, r.w.cols], &r.w.data)?)?;
+            d.set_item("readout_b", tensor_pair(py, vec![r.b.len()], &r.b)?)?;
+        }
+        Ok(d.into_any().unbind())
+    }
+
+    /// Runs one sequence x (T, input_size): {"states": h_0..h_T, "outputs": y_0..y_T}.
+    #[pyo3(signature = (x, dtype="exact", h0=None, max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS))]
+    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<&Bound<'_, PyAny>>, max_bits: u64) -> PyResult<Py<PyAny>> {
+        let dt = parse_dtype(py, dtype)?;
+        let exact = dt == Dtype::Exact;
+        let x = self.read_x(py, x, exact, 2)?;
+        let h0 = h0.map(|h| self.read_h0(py, h, exact, None)).transpose()?;
+        let net = &*self.net;
+        match dt {
+            Dtype::Exact => {
+                let plan = ExactPlan::new(net, max_bits).map_err(|e| to_pyerr(py, e))?;
+                let start = h0.map_or_else(|| plan.h0.clone(), |h| ExactVector::from_rationals(&h.into_rationals()));
+                let xs = x.into_rationals();
+                let steps = xs.len() / net.input_size().max(1);
+                let steps = if net.input_size() == 0 { 0 } else { steps };
+                let run = run_interruptible(py, None, steps as u64, |ctl| run_exact(&plan, start, &xs, steps, ctl))?;
+                let fr = fraction_type(py)?;
+                let states = run.states.iter().map(|s| py_exact_vector(py, &fr, s)).collect::<PyResult<Vec<_>>>()?;
+                let outputs = run.outputs.iter().map(|o| py_rationals(py, &fr, o)).collect::<PyResult<Vec<_>>>()?;
+                let out = PyDict::new(py);
+                out.set_item("states", PyList::new(py, states)?)?;
+                out.set_item("outputs", PyList::new(py, outputs)?)?;
+                Ok(out.into_any().unbind())
+            }
+            Dtype::F64 => float_run::<f64>(py, net, &x, h0.as_ref()),
+            Dtype::F32 => float_run::<f32>(py, net, &x, h0.as_ref()),
+            Dtype::Bf16 => float_run::<bf16>(py, net, &x, h0.as_ref()),
+            Dtype::F16 => float_run::<f16>(py, net, &x, h0.as_ref()),
+        }
+    }
+
+    /// Runs a batch x (B, T, input_size) in parallel over sequences (GIL released).
+    #[pyo3(signature = (x, dtype="f32", h0=None, lengths=None, threads=None, keep="all", max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn run_batch(
+        &self,
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        dtype: &str,
+        h0: Option<&Bound<'_, PyAny>>,
+        lengths: Option<Vec<i64>>,
+        threads: Option<i64>,
+        keep: &str,
+        max_bits: u64,
+        progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let dt = parse_dtype(py, dtype)?;
+        let exact = dt == Dtype::Exact;
+        let keep_all = match keep {
+            "all" => true,
+            "final" => false,
+            other => return Err(to_pyerr(py, input_problem(format!("keep must be \"all\" or \"final\", got {other:?}")))),
+        };
+        let x = self.read_x(py, x, exact, 3)?;
+        let (batch, steps) = (x.shape[0], x.shape[1]);
+        let h0 = h0.map(|h| self.read_h0(py, h, exact, Some(batch))).transpose()?;
+        let lengths = match lengths {
+            None => None,
+            Some(l) if l.iter().any(|&v| v < 0) => {
+                return Err(to_pyerr(py, input_problem("lengths must be non-negative".into())))
+            }
+            Some(l) => Some(l.into_iter().map(|v| v as usize).collect()),
+        };
+        let threads = match threads {
+            Some(t) if t < 1 => return Err(to_pyerr(py, input_problem(format!("threads must be at least 1, got {t}")))),
+            t => t.map(|t| t as usize),
+        };
+        let spec = BatchSpec { batch, steps, lengths, keep_all, threads };
+        spec.validate().map_err(|e| to_pyerr(py, e))?;
+        let net = &*self.net;
+        match dt {
+            Dtype::Exact => exact_batch(py, net, x, h0, &spec, max_bits, progress),
+            Dtype::F64 => float_batch::<f64>(py, net, &x, h0.as_ref(), &spec, progress),
+            Dtype::F32 => float_batch::<f32>(py, net, &x, h0.as_ref(), &spec, progress),
+            Dtype::Bf16 => float_batch::<bf16>(py, net, &x, h0.as_ref(), &spec, progress),
+            Dtype::F16 => float_batch::<f16>(py, net, &x, h0.as_ref(), &spec, progress),
+        }
+    }
+
+    /// The saved-network JSON text (with optional metadata JSON).
+    #[pyo3(signature = (meta=None))]
+    fn to_json(&self, py: Python<'_>, meta: Option<&str>) -> PyResult<String> {
+        let meta = meta
+            .map(serde_json::from_str::<serde_json::Value>)
+            .transpose()
+            .map_err(|e| to_pyerr(py, input_problem(format!("meta is not valid JSON: {e}"))))?;
+        Ok(json::to_json(&self.net, meta.as_ref()))
+    }
+
+    /// Parses saved-network JSON: (network, metadata JSON text).
+    #[staticmethod]
+    fn from_json(py: Python<'_>, text: &str) -> PyResult<(PySimpleRnn, String)> {
+        let (net, meta) = json::from_json(text).map_err(|e| to_pyerr(py, e))?;
+        Ok((PySimpleRnn { net: Arc::new(net) }, meta.to_string()))
+    }
+}
+
+fn exact_batch(
+    py: Python<'_>,
+    net: &SimpleRnn,
+    x: Tensor,
+    h0: Option<Tensor>,
+    spec: &BatchSpec,
+    max_bits: u64,
+    progress: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let plan = ExactPlan::new(net, max_bits).map_err(|e| to_pyerr(py, e))?;
+    let d = plan.d;
+    let starts = h0.map(|h| {
+        let r = h.into_rationals();
+        r.chunks(d.max(1)).map(ExactVector::from_rationals).collect::<Vec<_>>()
+    });
+    let xs = x.into_rationals();
+    let res = run_interruptible(py, progress, spec.batch as u64, |ctl| run_batch_exact(&plan, &xs, starts, spec, ctl))?;
+    let fr = fraction_type(py)?;
+    let out = PyDict::new(py);
+    if spec.keep_all {
+        let states = res
+            .states
+            .iter()
+            .map(|seq| PyList::new(py, seq.iter().map(|s| py_exact_vector(py, &fr, s)).collect::<PyResult<Vec<_>>>()?))
+            .collect::<PyResult<Vec<_>>>()?;
+        let outputs = res
+            .outputs
+            .iter()
+            .map(|seq| PyList::new(py, seq.iter().map(|o| py_rationals(py, &fr, o)).collect::<PyResult<Vec<_>>>()?))
+            .collect::<PyResult<Vec<_>>>()?;
+        out.set_item("states", PyList::new(py, states)?)?;
+        out.set_item("outputs", PyList::new(py, outputs)?)?;
+    }
+    let finals = res.final_states.iter().map(|s| py_exact_vector(py, &fr, s)).collect::<PyResult<Vec<_>>>()?;
+    let final_out = res.final_outputs.iter().map(|o| py_rationals(py, &fr, o)).collect::<PyResult<Vec<_>>>()?;
+    out.set_item("final", PyList::new(py, vec![PyList::new(py, finals)?])?)?;
+    out.set_item("final_outputs", PyList::new(py, final_out)?)?;
+    Ok(out.into_any().unbind())
+}
