@@ -124,11 +124,15 @@ class SimpleRNN:
                 problems.append("readout must be an rnnsim.Linear(w, b)")
             else:
                 ro = readout._payloads(problems)
+                if ro[0] is None or ro[1] is None:
+                    ro = None
         if not isinstance(activation, str):
             problems.append(f"activation must be a name such as 'relu', got {activation!r}")
             activation = "relu"
-        raise_problems(InvalidNetworkError, problems)
-        self._core = _core.SimpleRNN(v, w, bb, h, activation.lower(), ro)
+        if v is None or w is None or bb is None:
+            raise_problems(InvalidNetworkError, problems)
+        # the core adds its own findings (values, shapes) to ours and raises them together
+        self._core = _core.SimpleRNN(v, w, bb, h, activation.lower(), ro, problems)
         self._cache: dict[str, Any] = {}
 
     @classmethod

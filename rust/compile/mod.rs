@@ -1,1 +1,9 @@
 //! Machine → network constructions, one file per construction.
+//!
+//! - `two_layer_to_rnn`: Lemma 4.4 (lecture notes, seed 001): a two-layer ReLU recurrence as
+//!   one simple ReLU RNN.
+//! - `dfa_to_rnn`: Theorem 4.3 (Minsky 1967): a DFA as a simple ReLU RNN with integer weights;
+//!   `dfa_verify`: checking it against the DFA in any number format.
+pub mod dfa_to_rnn;
+pub mod dfa_verify;
+pub mod two_layer_to_rnn;

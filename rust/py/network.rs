@@ -131,7 +131,7 @@ impl PySimpleRnn {
     /// Builds a network from tensors handed over by rnnsim's Python layer; every problem
     /// with any parameter is reported in one InvalidNetworkError.
     #[new]
-    #[pyo3(signature = (v, w, b, h0=None, activation="relu", readout=None))]
+    #[pyo3(signature = (v, w, b, h0=None, activation="relu", readout=None, problems=Vec::new()))]
     fn new(
         py: Python<'_>,
         v: &Bound<'_, PyAny>,
@@ -140,8 +140,10 @@ impl PySimpleRnn {
         h0: Option<&Bound<'_, PyAny>>,
         activation: &str,
         readout: Option<(Bound<'_, PyAny>, Bound<'_, PyAny>)>,
+        problems: Vec<String>,
     ) -> PyResult<Self> {
-        let mut problems = Vec::new();
+        // `problems` carries what the Python layer already found, so one error lists everything
+        let mut problems = problems;
         let act = Activation::parse(activation).map_err(|e| problems.push(e.to_string())).ok();
         let v = read_tensor("V", v, true, &mut problems);
         let w = read_tensor("W", w, true, &mut problems);
@@ -229,9 +231,8 @@ impl PySimpleRnn {
             Dtype::Exact => {
                 let plan = ExactPlan::new(net, max_bits).map_err(|e| to_pyerr(py, e))?;
                 let start = h0.map_or_else(|| plan.h0.clone(), |h| ExactVector::from_rationals(&h.into_rationals()));
+                let steps = x.shape[0];
                 let xs = x.into_rationals();
-                let steps = xs.len() / net.input_size().max(1);
-                let steps = if net.input_size() == 0 { 0 } else { steps };
                 let run = run_interruptible(py, None, steps as u64, |ctl| run_exact(&plan, start, &xs, steps, ctl))?;
                 let fr = fraction_type(py)?;
                 let states = run.states.iter().map(|s| py_exact_vector(py, &fr, s)).collect::<PyResult<Vec<_>>>()?;

@@ -1,0 +1,75 @@
+"""Type stubs for the native module ``rnnsim._core`` (Rust, PyO3).
+
+Tensors cross the boundary in one of two forms: a float64 ndarray (each float taken at its
+exact binary value) or a pair ``(shape, ["p/q", ...])`` of exact rational strings. The
+Python package (``rnnsim.network``) produces these forms; use it rather than this module.
+"""
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__version__: str
+DEFAULT_MAX_BITS: int
+"""Default cap (bits) on any exact numerator or denominator: 2**26."""
+
+Tensor = np.ndarray | tuple[Sequence[int], Sequence[str]]
+
+class SimpleRNN:
+    """h_t = act(V h_{t-1} + W x_t + b), y_t = w h_t + c (Definition 4.1, seed 001).
+
+    Exact parameters are the source of truth; float runs round them once to the format and
+    round every multiply and add (order: bias, input terms, recurrent terms; no FMA).
+    """
+
+    def __init__(
+        self,
+        v: Tensor,
+        w: Tensor,
+        b: Tensor,
+        h0: Tensor | None = None,
+        activation: str = "relu",
+        readout: tuple[Tensor, Tensor] | None = None,
+        problems: list[str] = ...,
+    ) -> None:
+        """Validates every parameter; raises InvalidNetworkError listing all problems,
+        including the ``problems`` the caller already found."""
+
+    @property
+    def hidden_size(self) -> int: ...
+    @property
+    def input_size(self) -> int: ...
+    @property
+    def output_size(self) -> int:
+        """Readout rows (0 without a readout)."""
+    @property
+    def activation(self) -> str:
+        """identity | relu | slu | step | tanh | sigmoid."""
+    @property
+    def nonzero_weights(self) -> int:
+        """Nonzero entries of V, W and b."""
+    def params(self) -> dict[str, tuple[list[int], list[str]]]:
+        """Exact parameters: V, W, b, h0 (and readout_w, readout_b) as (shape, ["p/q", ...])."""
+    def run(self, x: Tensor, dtype: str = "exact", h0: Tensor | None = None, max_bits: int = ...) -> dict[str, Any]:
+        """One sequence x (T, input): {"states": h_0..h_T, "outputs": y_0..y_T}; lists of
+        Fractions for "exact", numpy arrays of the format otherwise (bf16 as float32)."""
+    def run_batch(
+        self,
+        x: Tensor,
+        dtype: str = "f32",
+        h0: Tensor | None = None,
+        lengths: list[int] | None = None,
+        threads: int | None = None,
+        keep: str = "all",
+        max_bits: int = ...,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """A batch x (B, T, input), parallel over sequences with the GIL released:
+        {"states" (B, T, d), "outputs" (B, T, out) when keep="all", "final" (1, B, d),
+        "final_outputs" (B, out)}. Bitwise identical for any ``threads``; Ctrl-C raises
+        KeyboardInterrupt within a tick; ``progress(done, total)`` is called every 50 ms."""
+    def to_json(self, meta: str | None = None) -> str:
+        """The versioned JSON text ({"format": "rnnsim.network", "version": 1, ...})."""
+    @staticmethod
+    def from_json(text: str) -> tuple[SimpleRNN, str]:
+        """Parses saved JSON: (network, metadata JSON text); InvalidNetworkError if corrupt."""

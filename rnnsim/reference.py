@@ -1,0 +1,170 @@
+"""A small, readable pure-Python simulator of the simple RNN: the test oracle.
+
+Exact runs use ``fractions.Fraction``; float runs use numpy scalars of the format and do
+exactly what the Rust float engine documents:
+
+    weights: each exact value rounded once to the format (nearest, ties to even)
+    h_t[i] = act(((b_i + W_i0 x_0) + W_i1 x_1 ...) + V_i0 h_0 + V_i1 h_1 ...)
+
+with every product and every sum rounded to the format (no fused multiply-add). bfloat16 has
+no numpy dtype: it is emulated on float32 by rounding the bit pattern to its top 16 bits.
+
+Definition 4.1 of the lecture notes (seed 001): h_0 = s, h_t = act(V h_{t-1} + W x_t + b),
+y_t = w h_t + c.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+
+Matrix = Sequence[Sequence[Fraction]]
+Vector = Sequence[Fraction]
+
+# (significand bits incl. hidden bit, emin, emax) of each float format
+FORMATS = {"f64": (53, -1022, 1023), "f32": (24, -126, 127), "bf16": (8, -126, 127), "f16": (11, -14, 15)}
+
+
+def activate_exact(name: str, x: Fraction) -> Fraction:
+    """identity, relu = max(0, x), slu = min(1, max(0, x)), step = [x > 0]."""
+    if name == "identity":
+        return x
+    if name == "relu":
+        return x if x > 0 else Fraction(0)
+    if name == "slu":
+        return Fraction(0) if x <= 0 else Fraction(1) if x >= 1 else x
+    if name == "step":
+        return Fraction(1) if x > 0 else Fraction(0)
+    raise ValueError(f"{name} has no exact form")
+
+
+def run_exact(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: Sequence[Vector],
+              readout: tuple[Matrix, Vector] | None = None) -> tuple[list[list[Fraction]], list[list[Fraction]]]:
+    """States h_0..h_T and outputs y_0..y_T of a simple RNN, in exact rational arithmetic."""
+    h = [Fraction(v) for v in h0]
+    states = [h]
+    outputs = [_readout_exact(readout, h)]
+    for x in xs:
+        h = [activate_exact(activation,
+                            sum((Fraction(V[i][j]) * h[j] for j in range(len(h))), Fraction(0))
+                            + sum((Fraction(W[i][k]) * Fraction(x[k]) for k in range(len(x))), Fraction(0))
+                            + Fraction(b[i]))
+             for i in range(len(b))]
+        states.append(h)
+        outputs.append(_readout_exact(readout, h))
+    return states, outputs
+
+
+def _readout_exact(readout: tuple[Matrix, Vector] | None, h: list[Fraction]) -> list[Fraction]:
+    if readout is None:
+        return []
+    w, c = readout
+    return [sum((Fraction(w[o][j]) * h[j] for j in range(len(h))), Fraction(c[o])) for o in range(len(c))]
+
+
+def round_fraction(x: Fraction, fmt: str) -> float:
+    """x rounded to the nearest value of ``fmt`` (ties to even, overflow to ±inf), as a float."""
+    p, emin, emax = FORMATS[fmt]
+    if x == 0:
+        return 0.0
+    sign = -1 if x < 0 else 1
+    a = abs(x)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    q = max(e, emin) - p + 1
+    scaled = a / Fraction(2) ** q
+    m = round(scaled)  # Python's round on Fraction: ties to even
+    value = Fraction(m) * Fraction(2) ** q
+    if value > (2 - Fraction(2) ** (1 - p)) * Fraction(2) ** emax:
+        return sign * math.inf
+    return sign * float(value)
+
+
+class _Fmt:
+    """Scalar arithmetic of one format on numpy scalars, each result rounded to the format."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self.np = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.float32}[fmt]
+
+    def round(self, v: np.floating) -> np.floating:
+        if self.fmt != "bf16":
+            return v
+        bits = np.array([v], dtype=np.float32).view(np.uint32)
+        if np.isnan(v):
+            return v
+        lsb = (bits >> 16) & 1
+        bits = (bits + np.uint32(0x7FFF) + lsb) & np.uint32(0xFFFF0000)
+        return bits.view(np.float32)[0]
+
+    def const(self, x: Fraction) -> np.floating:
+        return self.np(round_fraction(Fraction(x), self.fmt))
+
+    def add(self, a: np.floating, b: np.floating) -> np.floating:
+        return self.round(self.np(a + b))
+
+    def mul(self, a: np.floating, b: np.floating) -> np.floating:
+        return self.round(self.np(a * b))
+
+    def act(self, name: str, x: np.floating) -> np.floating:
+        zero, one = self.np(0), self.np(1)
+        if name == "identity":
+            return x
+        if name == "relu":
+            return x if x > zero else zero
+        if name == "slu":
+            return one if x > one else x if x > zero else zero
+        if name == "step":
+            return one if x > zero else zero
+        if name == "tanh":
+            return self.const(Fraction(math.tanh(float(x))))
+        if name == "sigmoid":
+            return self.const(Fraction(1.0 / (1.0 + math.exp(-float(x)))))
+        raise ValueError(name)
+
+
+def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: Sequence[Vector], fmt: str,
+              readout: tuple[Matrix, Vector] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """States and outputs of a simple RNN computed in float format ``fmt`` in the documented
+    order. Inputs are exact values rounded to the format. Returns float64 arrays."""
+    f = _Fmt(fmt)
+    Vf = [[f.const(v) for v in row] for row in V]
+    Wf = [[f.const(v) for v in row] for row in W]
+    bf = [f.const(v) for v in b]
+    h = [f.const(v) for v in h0]
+    rw = rc = None
+    if readout is not None:
+        rw = [[f.const(v) for v in row] for row in readout[0]]
+        rc = [f.const(v) for v in readout[1]]
+
+    def out(h: list) -> list:
+        if rw is None:
+            return []
+        res = []
+        for o in range(len(rc)):
+            acc = rc[o]
+            for j in range(len(h)):
+                acc = f.add(acc, f.mul(rw[o][j], h[j]))
+            res.append(acc)
+        return res
+
+    states, outputs = [list(h)], [out(h)]
+    for x in xs:
+        xf = [f.const(Fraction(v)) for v in x]
+        new = []
+        for i in range(len(bf)):
+            acc = bf[i]
+            for k in range(len(xf)):
+                acc = f.add(acc, f.mul(Wf[i][k], xf[k]))
+            for j in range(len(h)):
+                acc = f.add(acc, f.mul(Vf[i][j], h[j]))
+            new.append(f.act(activation, acc))
+        h = new
+        states.append(list(h))
+        outputs.append(out(h))
+    return (np.array(states, dtype=np.float64).reshape(len(states), len(h0)),
+            np.array(outputs, dtype=np.float64).reshape(len(outputs), -1))

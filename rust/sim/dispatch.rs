@@ -1,0 +1,46 @@
+//! Choosing the float type at run time: the float engine is generic over `F: Float`, the
+//! user names a [`Dtype`]. A [`FloatTask`] is a generic computation; [`dispatch_float`] runs
+//! it with the Rust type of the dtype (f64, f32, half::bf16, half::f16).
+
+use crate::num::dtype::Dtype;
+use crate::num::float::Float;
+use half::{bf16, f16};
+
+/// A computation generic over the float format (a closure cannot be generic, a trait can).
+pub trait FloatTask {
+    type Output;
+    fn run<F: Float>(self) -> Self::Output;
+}
+
+/// Runs `task` with the float type of `dtype`: f64, f32, bf16 or f16. `None` for
+/// [`Dtype::Exact`], which the caller handles with the exact engine.
+pub fn dispatch_float<T: FloatTask>(dtype: Dtype, task: T) -> Option<T::Output> {
+    match dtype {
+        Dtype::Exact => None,
+        Dtype::F64 => Some(task.run::<f64>()),
+        Dtype::F32 => Some(task.run::<f32>()),
+        Dtype::Bf16 => Some(task.run::<bf16>()),
+        Dtype::F16 => Some(task.run::<f16>()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Name;
+    impl FloatTask for Name {
+        type Output = &'static str;
+        fn run<F: Float>(self) -> &'static str {
+            F::NAME
+        }
+    }
+
+    #[test]
+    fn each_dtype_gets_its_type() {
+        assert_eq!(dispatch_float(Dtype::Exact, Name), None);
+        for (dt, name) in [(Dtype::F64, "f64"), (Dtype::F32, "f32"), (Dtype::Bf16, "bf16"), (Dtype::F16, "f16")] {
+            assert_eq!(dispatch_float(dt, Name), Some(name));
+        }
+    }
+}

@@ -1,0 +1,40 @@
+"""Ctrl-C stops long runs promptly with KeyboardInterrupt, and the interpreter stays usable."""
+
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import rnnsim as rs
+
+
+def interrupt_after(seconds: float) -> threading.Timer:
+    t = threading.Timer(seconds, _thread.interrupt_main)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("kind", ["exact", "batch"])
+def test_ctrl_c_stops_a_long_run(kind):
+    if kind == "exact":
+        # ~10^6 ticks of growing rationals: minutes of work if not stopped
+        net = rs.SimpleRNN(V=[[Fraction(1, 3), 0], [1, Fraction(1, 2)]], W=[[1], [0]], b=[0, 0], activation="identity")
+        job = lambda: net.run(np.ones((1_000_000, 1)), dtype="exact")  # noqa: E731
+    else:
+        net = rs.SimpleRNN(V=np.eye(64) * 0.5, W=np.ones((64, 1)), b=np.zeros(64), activation="tanh")
+        x = np.ones((64, 200_000, 1), dtype=np.float32)
+        job = lambda: net.run_batch(x, dtype="f32", keep="final")  # noqa: E731
+    timer = interrupt_after(0.5)
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        job()
+    elapsed = time.perf_counter() - start
+    timer.join()
+    assert elapsed < 10, f"the run kept going for {elapsed:.1f}s after Ctrl-C"
+    # still usable afterwards
+    assert net.run(np.ones((2, 1)), dtype="f64").states.shape[0] == 3
