@@ -14,12 +14,20 @@ from .errors import (
     RnnSimError,
     UnsupportedError,
 )
+from .compiled import CompiledDFA, compile, extract
+from .dfa import DFA, parity, tomita
 from .network import BatchRun, Linear, Run, SimpleRNN, load, loads
 
 __version__ = _core.__version__
 
 __all__ = [
     "BatchRun",
+    "CompiledDFA",
+    "DFA",
+    "compile",
+    "extract",
+    "parity",
+    "tomita",
     "InvalidInputError",
     "InvalidMachineError",
     "InvalidNetworkError",

@@ -3,6 +3,7 @@
 
 mod convert;
 mod interrupt;
+mod machines;
 mod network;
 
 use pyo3::prelude::*;
@@ -12,5 +13,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULT_MAX_BITS", crate::sim::exact_engine::DEFAULT_MAX_BITS)?;
     m.add_class::<network::PySimpleRnn>()?;
+    m.add_class::<machines::PyDfa>()?;
+    m.add_class::<machines::PyCompiledDfa>()?;
+    m.add_function(wrap_pyfunction!(machines::compile_dfa, m)?)?;
+    m.add_function(wrap_pyfunction!(machines::extract_dfa, m)?)?;
     Ok(())
 }

@@ -1,0 +1,119 @@
+"""Machines compiled into networks, with their codecs: ``rs.compile(machine)``."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import _coerce, _core
+from .dfa import DFA, Word
+from .errors import InvalidInputError, UnsupportedError
+from .network import SimpleRNN, _fraction_array, _progress_bar
+
+
+class CompiledDFA:
+    """A DFA compiled into a simple ReLU RNN with integer weights and a linear readout
+    (Theorem 4.3, Minsky 1967, through Lemma 4.4; lecture notes seed 001 §4.2.1).
+
+    Hidden size |Q|·|Σ| + 1 (|Q| after completing the DFA with a dead state): unit 0 is 1
+    at t = 0 only, unit 1 + i·|Σ| + j is g[i, j] = ReLU(h[q_i] + x[a_j] − 1), "the previous
+    state was q_i and the symbol read was a_j". The readout Σ_{q ∈ F} (U h)[q] (plus the
+    start state's acceptance through unit 0) is exactly 1 after an accepted prefix and 0
+    after a rejected one, at every t including t = 0. Accept iff y > 1/2.
+    """
+
+    def __init__(self, core: Any, source: DFA) -> None:
+        self._core = core
+        self.source = source
+        self.network: SimpleRNN = SimpleRNN._wrap(core.network)
+        self.dfa: DFA = DFA._wrap(core.dfa)  # the completed DFA the network simulates
+
+    @property
+    def hidden_size(self) -> int:
+        return self.network.hidden_size
+
+    def encode(self, word: Word) -> np.ndarray:
+        """The input matrix (T, |Σ|) the network is fed: one-hot rows in alphabet order."""
+        shape, strings = self._core.encode(self.dfa.symbols(word))
+        return np.array([int(s) for s in strings], dtype=np.int64).reshape(shape)
+
+    def decode(self, h: Any) -> str:
+        """The DFA state a hidden state encodes, read through the construction's U."""
+        problems: list[str] = []
+        payload = _coerce.tensor("h", h, problems)
+        if problems:
+            raise InvalidInputError("; ".join(problems), problems)
+        return self._core.decode(payload)
+
+    def accepts(self, word: Word, dtype: Any = "exact") -> bool:
+        """Runs the network on ``word`` in ``dtype`` and reads the readout (y > 1/2)."""
+        return self._core.accepts(self.dfa.symbols(word), _coerce.dtype_name(dtype))
+
+    def accepts_batch(self, words: Iterable[Word], dtype: Any = "exact", threads: int | None = None,
+                      progress: bool = False) -> list[bool]:
+        """Many words at once, in parallel (GIL released), padded with ``lengths``."""
+        ws = [self.dfa.symbols(w) for w in words]
+        with _progress_bar(progress, "words") as cb:
+            return self._core.accepts_batch(ws, _coerce.dtype_name(dtype), threads, cb)
+
+    def verify(self, max_len: int, dtype: Any = "f32", threads: int | None = None) -> Word | None:
+        """Every word of length ≤ max_len through the batch engine against the DFA's own
+        interpreter: None, or the first counterexample (shortest, then in alphabet order).
+        Words are expanded as a tree, one network tick per word, so verify(20) on a binary
+        alphabet (2,097,151 words) takes about a second."""
+        w = self._core.verify(int(max_len), _coerce.dtype_name(dtype), threads)
+        if w is None:
+            return None
+        return "".join(w) if all(len(a) == 1 for a in self.dfa.alphabet) else tuple(w)
+
+    def alphabet_vectors(self) -> dict[str, list[Fraction]]:
+        """Each symbol's input vector."""
+        return dict(self._core.alphabet_vectors())
+
+    def __repr__(self) -> str:
+        return f"CompiledDFA(states={len(self.dfa.states)}, alphabet={self.dfa.alphabet}, hidden={self.hidden_size})"
+
+
+def compile(machine: Any, **options: Any) -> CompiledDFA:
+    """Compiles a machine into a network that provably simulates it.
+
+    DFA → CompiledDFA (Theorem 4.3). Options are construction-specific."""
+    if isinstance(machine, DFA):
+        if options:
+            raise InvalidInputError(f"compile(DFA) takes no options, got {sorted(options)}")
+        return CompiledDFA(_core.compile_dfa(machine._core), machine)
+    raise UnsupportedError(f"cannot compile a {type(machine).__name__}: expected an rnnsim.DFA")
+
+
+def extract(obj: Any, alphabet: dict[str, Sequence[Any]] | None = None, threshold: Any = Fraction(1, 2),
+            max_states: int = 100_000) -> DFA:
+    """Theorem 4.5 (seed 001): the minimal DFA of the language a network recognises.
+
+    Explores the reachable hidden states exactly, breadth first from h_0, feeding each
+    symbol's input vector; a state accepts iff readout[0] > threshold (default 1/2); the
+    result is minimised. Integer-weight networks with slu/step units are finite (at most
+    2^d states); other piecewise-linear networks are explored too and stop with
+    LimitExceededError past ``max_states``; tanh/sigmoid raise UnsupportedError.
+
+    ``obj`` is a CompiledDFA (its alphabet is used) or a SimpleRNN with
+    ``alphabet={symbol: input vector}``.
+    """
+    if isinstance(obj, CompiledDFA):
+        net, vectors = obj.network, obj.alphabet_vectors()
+    elif isinstance(obj, SimpleRNN):
+        if alphabet is None:
+            raise InvalidInputError("extract(net) needs alphabet={symbol: input vector}")
+        net, vectors = obj, alphabet
+    else:
+        raise InvalidInputError(f"extract needs a CompiledDFA or a SimpleRNN, got {type(obj).__name__}")
+    problems: list[str] = []
+    items = [(str(s), _coerce.tensor(f"alphabet[{s!r}]", v, problems)) for s, v in vectors.items()]
+    if problems:
+        raise InvalidInputError("; ".join(problems), problems)
+    thr = Fraction(threshold)
+    return DFA._wrap(_core.extract_dfa(net._core, items, f"{thr.numerator}/{thr.denominator}", int(max_states)))
+
+
+__all__ = ["CompiledDFA", "compile", "extract", "_fraction_array"]
