@@ -3,6 +3,7 @@
 
     python benches/bench_engines.py            # full run (about a minute)
     python benches/bench_engines.py --quick    # every section in a few seconds (smoke test)
+    python benches/bench_engines.py --blas-threads 1   # single-threaded numpy BLAS
 
 Sections
 --------
@@ -33,9 +34,16 @@ import sys
 import time
 from fractions import Fraction
 
-import numpy as np
+# --blas-threads N must take effect before numpy (and its BLAS) is imported
+for _i, _a in enumerate(sys.argv):
+    if _a.startswith("--blas-threads"):
+        _n = _a.split("=", 1)[1] if "=" in _a else (sys.argv[_i + 1] if _i + 1 < len(sys.argv) else "")
+        for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[_var] = _n
 
-import rnnsim as rs
+import numpy as np  # noqa: E402
+
+import rnnsim as rs  # noqa: E402
 
 # rnnsim's Python layer hands exact values to the core as decimal "p/q" strings; a 10k-digit
 # base-4 stack has ~6000-decimal-digit numerators, above CPython's default int->str limit.
@@ -357,6 +365,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, one repeat (a few seconds)")
     ap.add_argument("--only", choices=["float", "exact"], help="run one section")
+    ap.add_argument("--blas-threads", type=int, metavar="N",
+                    help="threads numpy's BLAS may use (default: its own choice, all cores)")
     args = ap.parse_args()
     header()
     t0 = time.perf_counter()

@@ -105,10 +105,12 @@ class _Fmt:
         return self.np(round_fraction(Fraction(x), self.fmt))
 
     def add(self, a: np.floating, b: np.floating) -> np.floating:
-        return self.round(self.np(a + b))
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is IEEE behaviour
+            return self.round(self.np(a + b))
 
     def mul(self, a: np.floating, b: np.floating) -> np.floating:
-        return self.round(self.np(a * b))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.round(self.np(a * b))
 
     def act(self, name: str, x: np.floating) -> np.floating:
         zero, one = self.np(0), self.np(1)

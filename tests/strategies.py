@@ -20,7 +20,7 @@ def dyadic_floats() -> st.SearchStrategy[float]:
 
 @st.composite
 def networks(draw, values=None, activations=None, max_hidden: int = 5, max_input: int = 3, readout: bool = True):
-    values = values or fractions()
+    values = values if values is not None else fractions()
     d = draw(st.integers(1, max_hidden))
     n = draw(st.integers(0, max_input))
     V = [[draw(values) for _ in range(d)] for _ in range(d)]
@@ -37,6 +37,6 @@ def networks(draw, values=None, activations=None, max_hidden: int = 5, max_input
 
 @st.composite
 def sequences(draw, n: int, values=None, max_len: int = 8):
-    values = values or fractions()
+    values = values if values is not None else fractions()
     t = draw(st.integers(0, max_len))
     return [[draw(values) for _ in range(n)] for _ in range(t)]
