@@ -73,3 +73,58 @@ class SimpleRNN:
     @staticmethod
     def from_json(text: str) -> tuple[SimpleRNN, str]:
         """Parses saved JSON: (network, metadata JSON text); InvalidNetworkError if corrupt."""
+
+class DFA:
+    """A DFA (Q, Σ, δ, q0, F) with string names; its own interpreter is the reference."""
+
+    def __init__(self, states: list[str], alphabet: list[str], transitions: list[tuple[str, str, str]], start: str,
+                 accept: list[str]) -> None:
+        """Validates everything at once (InvalidMachineError listing every problem)."""
+    states: list[str]
+    alphabet: list[str]
+    start: str
+    accept: list[str]
+    transitions: list[tuple[str, str, str]]
+    def accepts(self, word: list[str]) -> bool: ...
+    def run(self, word: list[str]) -> list[str | None]:
+        """The state path q_0..q_n (None after a missing transition)."""
+    def is_complete(self) -> bool: ...
+    def complete(self) -> DFA:
+        """Adds a rejecting dead state for missing transitions."""
+    def minimize(self) -> DFA:
+        """Hopcroft (1971) on the completed reachable DFA; states in BFS order."""
+    def equivalent(self, other: DFA) -> list[str] | None:
+        """None, or a shortest word on which the two differ (BFS on the product)."""
+    def to_json(self) -> str: ...
+    @staticmethod
+    def from_json(text: str) -> DFA: ...
+    @staticmethod
+    def tomita(n: int) -> DFA:
+        """Tomita (1982) grammar n = 1..7 over {0, 1}."""
+    @staticmethod
+    def parity() -> DFA:
+        """Odd number of 1s (Example 4.2, seed 001)."""
+    @staticmethod
+    def random(n_states: int, n_symbols: int, seed: int) -> DFA: ...
+
+class CompiledDFA:
+    """Theorem 4.3 (Minsky) via Lemma 4.4: a ReLU RNN with hidden size |Q|·|Σ| + 1."""
+
+    network: SimpleRNN
+    dfa: DFA
+    def word(self, word: list[str]) -> list[int]: ...
+    def encode(self, word: list[str]) -> tuple[list[int], list[str]]:
+        """The one-hot input matrix (T, |Σ|) as (shape, ["p/q", ...])."""
+    def decode(self, h: Tensor) -> str:
+        """The DFA state a hidden state encodes (InvalidInputError if none)."""
+    def accepts(self, word: list[str], dtype: str = "exact") -> bool: ...
+    def accepts_batch(self, words: list[list[str]], dtype: str = "exact", threads: int | None = None,
+                      progress: Callable[[int, int], None] | None = None) -> list[bool]: ...
+    def verify(self, max_len: int, dtype: str = "f32", threads: int | None = None) -> list[str] | None:
+        """Every word up to max_len vs the DFA: None or the first counterexample."""
+    def alphabet_vectors(self) -> list[tuple[str, list[Any]]]: ...
+
+def compile_dfa(dfa: DFA) -> CompiledDFA: ...
+def extract_dfa(net: SimpleRNN, alphabet: list[tuple[str, Tensor]], threshold: str = "1/2",
+                max_states: int = 100000) -> DFA:
+    """Theorem 4.5: explore reachable states exactly (BFS), accept where readout[0] > threshold, minimise."""
