@@ -3,7 +3,8 @@
 
     python benches/bench_engines.py            # full run (about a minute)
     python benches/bench_engines.py --quick    # every section in a few seconds (smoke test)
-    python benches/bench_engines.py --blas-threads 1   # single-threaded numpy BLAS
+    python benches/bench_engines.py --blas-threads 2   # numpy BLAS on 2 threads (default 1;
+                                                       # 0 = OpenBLAS's own default)
 
 Sections
 --------
@@ -15,11 +16,12 @@ float   A tanh SimpleRNN h_t = tanh(W x_t + V h_{t-1} + b), h_0 = 0, all states 
         order without FMA, BLAS does not, so small differences are expected.
 exact   A 4-unit slu "stack machine" with rational weights that pushes one random base-4
         digit per tick (s' = s/4 + x0/4 + 3*x1/4) plus units reading the top digit, in
-        rnnsim (exact) vs a pure-Python ``fractions.Fraction`` loop vs python-flint
+        rnnsim (exact) vs a pure-Python ``fractions.Fraction`` loop (sparse, own) vs
+        ``rnnsim.reference.run_exact`` (the dense test oracle, if present) vs python-flint
         (``fmpq_mat`` products each tick, slu applied elementwise). The network is pre-run
         in rnnsim to the stack depth (1k / 10k digits); that exact start state is handed
         to all three, which then run the same N further ticks (so the depth grows from D to
-        D+N during the measurement). All three final states are checked to be equal.
+        D+N during the measurement). All final states are checked to be equal.
 
 Timing is the best of a few repeats (wall clock, ``time.perf_counter``); nothing here ever
 asserts on time. Ratios > 1 mean rnnsim is faster.
@@ -34,12 +36,17 @@ import sys
 import time
 from fractions import Fraction
 
-# --blas-threads N must take effect before numpy (and its BLAS) is imported
+# numpy's BLAS thread count must be fixed before numpy is imported. Default: 1 thread, the
+# like-for-like comparison with rnnsim threads=1 (and robust: a multi-threaded OpenBLAS
+# spin-waits at every small matmul and collapses when the cores are shared with other
+# work). --blas-threads N sets N; --blas-threads 0 leaves the library's own default.
+BLAS_THREADS = "1"
 for _i, _a in enumerate(sys.argv):
     if _a.startswith("--blas-threads"):
-        _n = _a.split("=", 1)[1] if "=" in _a else (sys.argv[_i + 1] if _i + 1 < len(sys.argv) else "")
-        for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[_var] = _n
+        BLAS_THREADS = _a.split("=", 1)[1] if "=" in _a else (sys.argv[_i + 1] if _i + 1 < len(sys.argv) else "1")
+if BLAS_THREADS.strip() != "0":
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = BLAS_THREADS.strip()
 
 import numpy as np  # noqa: E402
 
@@ -59,6 +66,11 @@ else:
     TORCH_ERR = ""
 
 try:
+    from rnnsim import reference as rs_reference  # the test oracle (pure Python, dense)
+except ImportError:
+    rs_reference = None
+
+try:
     import flint  # type: ignore
 except Exception as e:  # noqa: BLE001
     flint = None
@@ -70,11 +82,13 @@ else:
 # ---------------------------------------------------------------------------- helpers
 def timed(fn, repeats: int, min_total: float = 0.0):
     """(best seconds, result of the last call). Calls fn at least `repeats` times, and
-    keeps repeating until `min_total` seconds were spent."""
+    keeps repeating until `min_total` seconds were spent (at most 50 calls)."""
     best = float("inf")
     out = None
     spent = 0.0
     n = 0
+    if repeats == 1:  # --quick: one untimed warm-up call (thread pools, caches)
+        fn()
     while n < repeats or spent < min_total:
         t0 = time.perf_counter()
         out = fn()
@@ -134,7 +148,7 @@ def header() -> None:
         blas = f", BLAS {b.get('name', '?')} {b.get('version', '')}".rstrip()
     except Exception:  # noqa: BLE001
         pass
-    nthreads = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or "default (all cores)"
+    nthreads = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or "library default (all cores)"
     print(f"numpy   : {np.__version__}{blas}, BLAS threads: {nthreads}")
     print(f"torch   : {torch.__version__ if torch is not None else 'not available (' + TORCH_ERR + ')'}")
     print(f"flint   : {flint.__version__ if flint is not None else 'not available (' + FLINT_ERR + ')'}")
@@ -189,7 +203,8 @@ def bench_float(quick: bool) -> None:
     print("FLOAT BATCH: tanh SimpleRNN, all states kept; token-steps/s = batch*T/s")
     if torch is None:
         print(f"  (PyTorch not importable: {TORCH_ERR}; torch columns skipped)")
-    print(f"  numpy: per step h = tanh(x_t @ W.T + h @ V.T + b) with BLAS (its own threads)")
+    print(f"  numpy: per step h = tanh(x_t @ W.T + h @ V.T + b) with BLAS "
+          f"({os.environ.get('OPENBLAS_NUM_THREADS', 'default')} thread(s), see --blas-threads)")
     print()
     cols = f"  {'shape (B,T,H,I)':<20} {'impl':<18} {'dtype':<5} {'thr':>3} {'time ms':>10} {'tok-steps/s':>12}  {'max|diff| vs numpy':>18}"
     print(cols)
@@ -285,6 +300,14 @@ def fraction_loop(h0: list[Fraction], xs: np.ndarray) -> list[Fraction]:
     return [F(v) for v in h]
 
 
+def reference_loop(h0: list[Fraction], xs: np.ndarray) -> list[Fraction]:
+    """rnnsim.reference.run_exact (the test oracle): dense Fraction sums, keeps every state
+    and evaluates the readout each tick."""
+    X = [[int(v) for v in row] for row in xs]
+    states, _ = rs_reference.run_exact(STACK_V, STACK_W, STACK_B, h0, "slu", X, readout=(STACK_RO, [0, 0]))
+    return [F(v) for v in states[-1]]
+
+
 def flint_loop(h0: list[Fraction], xs: np.ndarray) -> list[Fraction]:
     """python-flint: h = slu(V h + (W x + b)) with fmpq_mat products every tick."""
     fq = flint.fmpq
@@ -315,7 +338,7 @@ def rnnsim_ticks(net: rs.SimpleRNN, h0: list[Fraction], xs: np.ndarray) -> list[
 
 def bench_exact(quick: bool) -> None:
     depths = [(1000, 100 if quick else 1000), (10000, 50 if quick else 1000)]
-    repeats = 1 if quick else 3
+    repeats = 1 if quick else 5
     print()
     print("EXACT: slu stack machine, 4 units (push one base-4 digit per tick + top-digit readers)")
     print("  pre-run in rnnsim to depth D, then the SAME start state is handed to every engine,")
@@ -336,29 +359,40 @@ def bench_exact(quick: bool) -> None:
         xs = push_inputs(n, seed=2)
         bits = max(start[0].numerator.bit_length(), start[0].denominator.bit_length())
         t_rs, out_rs = timed(lambda: rnnsim_ticks(net, start, xs), repeats)
-        t_rs1, _ = timed(lambda: rnnsim_ticks(net, start, xs[:1]), max(repeats, 3))
-        engine = max(t_rs - t_rs1, 1e-9) / max(n - 1, 1)
+        t_rs1, _ = timed(lambda: rnnsim_ticks(net, start, xs[:1]), max(repeats, 3) * 2)
+        # per-tick engine time; None when the N-tick call is not clearly longer than the
+        # 1-tick call (timing noise on a loaded machine)
+        engine = (t_rs - t_rs1) / (n - 1) if n > 1 and t_rs - t_rs1 > 0.1 * t_rs else None
         t_fr, out_fr = timed(lambda: fraction_loop(start, xs), repeats)
         rows = [("rnnsim (API call)", t_rs), ("fractions.Fraction loop", t_fr)]
+        t_ref = None
+        if rs_reference is not None:
+            t_ref, out_ref = timed(lambda: reference_loop(start, xs), repeats)
+            rows.append(("rnnsim.reference", t_ref))
         t_fl = None
         if flint is not None:
             t_fl, out_fl = timed(lambda: flint_loop(start, xs), repeats)
             rows.append(("python-flint fmpq_mat", t_fl))
         for name, t in rows:
             print(f"  {depth:>8} {n:>5} {name:<22} {t * 1e3:10.2f} {fmt_rate(n / t):>12}  {bits:>10}")
-        print(f"  {depth:>8} {n:>5} {'rnnsim engine (est.)':<22} {engine * n * 1e3:10.2f} {fmt_rate(1 / engine):>12}"
-              f"  (1-tick call: {t_rs1 * 1e3:.2f} ms)")
-        ok = out_rs == out_fr and (flint is None or out_rs == out_fl)
+        if engine is not None:
+            print(f"  {depth:>8} {n:>5} {'rnnsim engine (est.)':<22} {engine * n * 1e3:10.2f} {fmt_rate(1 / engine):>12}"
+                  f"  (1-tick call: {t_rs1 * 1e3:.2f} ms)")
+        else:
+            print(f"  {depth:>8} {n:>5} {'rnnsim engine (est.)':<22} {'n/a':>10} {'n/a':>12}"
+                  f"  (1-tick call: {t_rs1 * 1e3:.2f} ms: too close to the N-tick call)")
+        ok = out_rs == out_fr and (flint is None or out_rs == out_fl) and (t_ref is None or out_rs == out_ref)
         print(f"  {'':>8} {'':>5} final states identical across engines: {ok}")
-        ratios.append((depth, t_fr / t_rs, (t_fl / t_rs) if t_fl else None, t_fr / (engine * n),
-                       (t_fl / (engine * n)) if t_fl else None))
+        ratios.append((depth, t_fr / t_rs, (t_ref / t_rs) if t_ref else None, (t_fl / t_rs) if t_fl else None,
+                       (t_fr / (engine * n)) if engine else None,
+                       (t_fl / (engine * n)) if t_fl and engine else None))
     print()
     print("  ratios (ticks/s of rnnsim / ticks/s of the other; > 1 means rnnsim is faster)")
-    print(f"  {'depth':>8} {'rnnsim/Fraction':>16} {'rnnsim/flint':>13} {'engine/Fraction':>16} {'engine/flint':>13}")
-    for depth, a, b, c, e in ratios:
-        fb = f"{b:13.2f}" if b is not None else f"{'n/a':>13}"
-        fe = f"{e:13.2f}" if e is not None else f"{'n/a':>13}"
-        print(f"  {depth:>8} {a:16.2f} {fb} {c:16.2f} {fe}")
+    print(f"  {'depth':>8} {'rnnsim/Fraction':>16} {'rnnsim/reference':>17} {'rnnsim/flint':>13}"
+          f" {'engine/Fraction':>16} {'engine/flint':>13}")
+    na = lambda v, w: f"{v:{w}.2f}" if v is not None else f"{'n/a':>{w}}"  # noqa: E731
+    for depth, a, r, b, c, e in ratios:
+        print(f"  {depth:>8} {a:16.2f} {na(r, 17)} {na(b, 13)} {na(c, 16)} {na(e, 13)}")
 
 
 def main() -> None:
@@ -366,7 +400,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes, one repeat (a few seconds)")
     ap.add_argument("--only", choices=["float", "exact"], help="run one section")
     ap.add_argument("--blas-threads", type=int, metavar="N",
-                    help="threads numpy's BLAS may use (default: its own choice, all cores)")
+                    help="threads numpy's BLAS may use (default 1; 0 = the library's default)")
     args = ap.parse_args()
     header()
     t0 = time.perf_counter()

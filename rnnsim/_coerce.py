@@ -22,20 +22,25 @@ def _index(name: str, shape: tuple[int, ...], flat: int) -> str:
     return f"{name}[{', '.join(str(int(i)) for i in idx)}]"
 
 
+def _int_text(n: int) -> str:
+    """Decimal for small ints, hexadecimal for big ones (no int-to-str digit limit, linear time)."""
+    return str(n) if -(2**63) < n < 2**63 else hex(n)
+
+
 def _element(value: Any) -> str | None:
     """Exact string for one scalar, or None when it is not a number."""
     if isinstance(value, (bool, np.bool_)):
         return str(int(value))
     if isinstance(value, (int, np.integer)):
-        return str(int(value))
+        return _int_text(int(value))
     if isinstance(value, Fraction):
-        return f"{value.numerator}/{value.denominator}"
+        return f"{_int_text(value.numerator)}/{_int_text(value.denominator)}"
     if isinstance(value, (float, np.floating)):
         f = float(value)
         if f != f or f in (float("inf"), float("-inf")):
             return "nan"  # the core reports it with its index
         n, d = f.as_integer_ratio()
-        return f"{n}/{d}"
+        return f"{_int_text(n)}/{_int_text(d)}"
     if isinstance(value, Decimal):
         if not value.is_finite():
             return "nan"

@@ -128,3 +128,19 @@ def test_start_state_override_and_readout_at_t0():
     run = net.run(np.zeros((0, 1)), dtype="exact", h0=["1/3", 2])
     assert run.states.tolist() == [[Fraction(1, 3), 2]]
     assert run.outputs.tolist() == [[Fraction(17, 6)]]
+
+
+def test_huge_exact_states_round_trip_as_start_states():
+    """A 20,000-bit state (beyond Python's 4,300-digit int-to-str limit) goes back in as h0."""
+    net = rs.SimpleRNN(V=[[Fraction(1, 4)]], W=[[Fraction(3, 4)]], b=[0], activation="slu")
+    deep = net.run(np.ones((10_000, 1)), dtype="exact").states[-1]
+    assert deep[0].denominator.bit_length() == 20_001
+    again = net.run(np.ones((1, 1)), dtype="exact", h0=deep)
+    assert again.states[1, 0] == deep[0] / 4 + Fraction(3, 4)
+
+
+def test_cancelling_denominators_stay_small():
+    """h = slu(h/3 + 2/3) stays exactly 1; the shared denominator must not grow as 3^t."""
+    net = rs.SimpleRNN(V=[[Fraction(1, 3)]], W=[[Fraction(2, 3)]], b=[0], h0=[1], activation="slu")
+    run = net.run(np.ones((3000, 1)), dtype="exact", max_bits=512)
+    assert run.states[-1, 0] == 1

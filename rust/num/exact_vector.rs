@@ -48,6 +48,12 @@ impl ExactVector {
         ExactVector { num, den, reduced_bits }
     }
 
+    /// The next state of a run: numerators over `den`, keeping `prev`'s record of when the
+    /// last full gcd ran (so `normalize` can tell how much the denominator has grown since).
+    pub fn successor(num: Vec<Integer>, den: Natural, prev: &ExactVector) -> Self {
+        ExactVector { num, den, reduced_bits: prev.reduced_bits }
+    }
+
     pub fn len(&self) -> usize {
         self.num.len()
     }
@@ -165,7 +171,7 @@ pub fn approx_ratio(n: &Integer, d: &Natural) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use malachite::base::num::arithmetic::traits::PowerOf2;
+    use malachite::base::num::arithmetic::traits::{Pow, PowerOf2};
 
     fn q(p: i64, d: i64) -> Rational {
         Rational::from(p) / Rational::from(d)
@@ -191,6 +197,20 @@ mod tests {
         v.reduce();
         assert_eq!(v.den, Natural::from(3u32));
         assert_eq!(v.to_rationals(), before);
+    }
+
+    #[test]
+    fn normalize_reduces_once_the_denominator_has_grown() {
+        let start = ExactVector::from_rationals(&[q(1, 1)]);
+        // value 1 written over 3^k: the gcd must eventually bring it back to 1/1
+        let mut v = start.clone();
+        for k in 1..200u64 {
+            let den = Natural::from(3u32).pow(k);
+            v = ExactVector::successor(vec![Integer::from(&den)], den, &v);
+            v.normalize();
+            assert!(v.den.significant_bits() < 200, "denominator kept growing: {} bits", v.den.significant_bits());
+        }
+        assert_eq!(v.get(0), q(1, 1));
     }
 
     #[test]

@@ -1,10 +1,30 @@
 //! Exact rational values at the boundary: parsing `"p/q"` strings, taking floats at their
 //! exact binary value, and printing.
 
-use malachite::Rational;
+use malachite::base::num::conversion::traits::FromStringBase;
+use malachite::{Natural, Rational};
 use std::str::FromStr;
 
-/// Parses an integer, `"p/q"`, or a finite decimal/float literal (`"0.1"`, `"1e-3"`) into an
+/// An integer in decimal or in hexadecimal with a `0x` prefix (`-0x1f`), as Python's `hex()`.
+fn parse_integer_text(t: &str) -> Option<Rational> {
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, t),
+    };
+    if body.starts_with(['-', '+']) {
+        return None;
+    }
+    let v = match body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit()) => {
+            Rational::from(Natural::from_string_base(16, hex)?)
+        }
+        Some(_) => return None,
+        None => Rational::from_str(body).ok()?,
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// Parses an integer, `"p/q"` (decimal or `0x` hexadecimal parts), or a finite decimal/float literal (`"0.1"`, `"1e-3"`) into an
 /// exact rational. A decimal literal means its exact decimal value (0.1 = 1/10), not the
 /// nearest double. Errors are messages naming the offending text.
 pub fn parse_rational(text: &str) -> Result<Rational, String> {
@@ -14,8 +34,8 @@ pub fn parse_rational(text: &str) -> Result<Rational, String> {
     }
     if let Some((p, q)) = s.split_once('/') {
         let (p, q) = (p.trim(), q.trim());
-        let num = Rational::from_str(p).map_err(|_| format!("{text:?} is not a rational p/q"))?;
-        let den = Rational::from_str(q).map_err(|_| format!("{text:?} is not a rational p/q"))?;
+        let num = parse_integer_text(p).ok_or_else(|| format!("{text:?} is not a rational p/q"))?;
+        let den = parse_integer_text(q).ok_or_else(|| format!("{text:?} is not a rational p/q"))?;
         if p.contains('/') || q.contains('/') || q.starts_with('-') {
             return Err(format!("{text:?} is not a rational p/q"));
         }
@@ -24,7 +44,7 @@ pub fn parse_rational(text: &str) -> Result<Rational, String> {
         }
         return Ok(num / den);
     }
-    if let Ok(r) = Rational::from_str(s) {
+    if let Some(r) = parse_integer_text(s).or_else(|| Rational::from_str(s).ok()) {
         return Ok(r);
     }
     parse_decimal(s).ok_or_else(|| format!("{text:?} is not a number"))
@@ -79,11 +99,13 @@ mod tests {
         assert_eq!(parse_rational("0.1").unwrap(), Rational::from(1) / Rational::from(10));
         assert_eq!(parse_rational("-2.5e-1").unwrap(), Rational::from(-1) / Rational::from(4));
         assert_eq!(parse_rational(" 12 / 4 ").unwrap(), Rational::from(3));
+        assert_eq!(parse_rational("-0x1f/0x2").unwrap(), Rational::from(-31) / Rational::from(2));
+        assert_eq!(parse_rational("0xff").unwrap(), Rational::from(255));
     }
 
     #[test]
     fn rejects_garbage_with_a_message() {
-        for bad in ["", "abc", "1/0", "1/2/3", "1/-2", "nan", "--1", "1e"] {
+        for bad in ["", "abc", "1/0", "1/2/3", "1/-2", "nan", "--1", "1e", "0x/1", "0xg"] {
             let e = parse_rational(bad).unwrap_err();
             assert!(!e.is_empty(), "{bad}");
         }

@@ -155,7 +155,7 @@ impl ExactPlan {
         for i in 0..self.d {
             out.push(self.unit(i, h, &h_approx, c, &f_v, &f_c, &e_int));
         }
-        let mut next = ExactVector::from_parts(out, e);
+        let mut next = ExactVector::successor(out, e, h);
         next.normalize();
         let bits = next.max_bits();
         if bits > self.max_bits {
@@ -312,6 +312,18 @@ mod tests {
             naive = naive_tick(&n, &naive, &x);
             assert_eq!(h.to_rationals(), naive);
         }
+    }
+
+    #[test]
+    fn denominators_that_cancel_do_not_grow() {
+        // h' = slu(h/3 + 2/3·1) with h = 1: the value stays 1 over 3^t unless reduced
+        let n = net(&[&["1/3"]], &[&["2/3"]], &["0"], &["1"], Activation::Slu);
+        let plan = ExactPlan::new(&n, 1000).unwrap();
+        let mut h = plan.h0.clone();
+        for _ in 0..5000 {
+            h = plan.tick(&h, &plan.affine(&[q("1")])).unwrap();
+        }
+        assert_eq!(h.to_rationals(), vec![q("1")]);
     }
 
     #[test]

@@ -20,15 +20,20 @@ pub struct FloatPlan<F: Float> {
     pub n_in: usize,
     pub n_out: usize,
     pub activation: Activation,
-    /// row-major (d, d)
-    pub v: Vec<F>,
-    /// row-major (d, n_in)
-    pub w: Vec<F>,
+    /// V transposed: vt[j·d + i] = V_ij (so the unit index is contiguous)
+    pub vt: Vec<F>,
+    /// W transposed: wt[k·d + i] = W_ik
+    pub wt: Vec<F>,
     pub b: Vec<F>,
     pub h0: Vec<F>,
     /// row-major (n_out, d) and (n_out)
     pub ro_w: Vec<F>,
     pub ro_b: Vec<F>,
+}
+
+/// Row-major (rows, cols) → row-major (cols, rows).
+fn transpose<F: Copy>(m: &[F], rows: usize, cols: usize) -> Vec<F> {
+    (0..cols).flat_map(|j| (0..rows).map(move |i| m[i * cols + j])).collect()
 }
 
 #[inline(always)]
@@ -57,8 +62,8 @@ impl<F: Float> FloatPlan<F> {
             n_in: net.input_size(),
             n_out: net.output_size(),
             activation: net.activation,
-            v: conv(&net.v.data),
-            w: conv(&net.w.data),
+            vt: transpose(&conv(&net.v.data), net.v.rows, net.v.cols),
+            wt: transpose(&conv(&net.w.data), net.w.rows, net.w.cols),
             b: conv(&net.b),
             h0: conv(&net.h0),
             ro_w,
@@ -66,21 +71,29 @@ impl<F: Float> FloatPlan<F> {
         }
     }
 
-    /// One tick: `out = σ(V h + W x + b)` in the documented order.
+    /// One tick: `out = σ(V h + W x + b)` in the documented order. The loops run with the
+    /// unit index innermost (all units' accumulators advance together, which vectorises);
+    /// each unit still sees exactly b_i, then + W_ik x_k for k ascending, then + V_ij h_j
+    /// for j ascending, every operation rounded.
     #[inline]
     pub fn tick(&self, h: &[F], x: &[F], out: &mut [F]) {
-        let (d, n) = (self.d, self.n_in);
-        for i in 0..d {
-            let mut acc = self.b[i];
-            let wr = &self.w[i * n..(i + 1) * n];
-            for k in 0..n {
-                acc = acc.add(wr[k].mul(x[k]));
+        let d = self.d;
+        let acc = &mut out[..d];
+        acc.copy_from_slice(&self.b);
+        for (k, &xk) in x.iter().enumerate() {
+            let col = &self.wt[k * d..(k + 1) * d];
+            for (a, &w) in acc.iter_mut().zip(col) {
+                *a = a.add(w.mul(xk));
             }
-            let vr = &self.v[i * d..(i + 1) * d];
-            for j in 0..d {
-                acc = acc.add(vr[j].mul(h[j]));
+        }
+        for (j, &hj) in h.iter().enumerate() {
+            let col = &self.vt[j * d..(j + 1) * d];
+            for (a, &v) in acc.iter_mut().zip(col) {
+                *a = a.add(v.mul(hj));
             }
-            out[i] = activate(self.activation, acc);
+        }
+        for a in acc.iter_mut() {
+            *a = activate(self.activation, *a);
         }
     }
 
