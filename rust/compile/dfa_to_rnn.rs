@@ -10,7 +10,8 @@
 //!   y       = Σ_{q ∈ F} h[q]                     (eq. 4.12)
 //!
 //! with start state s = e_{q_start}; Lemma 4.4 ([`two_layer_to_rnn`]) turns it into one
-//! simple RNN. The verification machinery (`verify`, `accepts_batch`) is in `dfa_verify`.
+//! simple RNN. Running it on words (`accepts_batch`) is in `dfa_run`, checking it against
+//! the DFA (`verify`) in `dfa_verify`.
 
 use crate::compile::two_layer_to_rnn::{decode_state, two_layer_to_rnn, TwoLayerStep, MAX_DENSE_ENTRIES};
 use crate::error::{SimError, SimResult};
@@ -162,7 +163,7 @@ pub(crate) mod tests {
             if seed % 3 == 2 {
                 let mut delta = dfa.delta.clone();
                 for (c, t) in delta.iter_mut().flatten().enumerate() {
-                    if (c as u64 * 2654435761 + seed * 40503) % 4 == 0 {
+                    if (c as u64 * 2654435761 + seed * 40503).is_multiple_of(4) {
                         *t = None;
                     }
                 }
@@ -235,6 +236,24 @@ pub(crate) mod tests {
         match c.encode(&[0, 2, 5]) {
             Err(SimError::InvalidInput(p)) => assert_eq!(p.len(), 2),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn empty_alphabet_compiles_runs_and_extracts() {
+        use crate::num::dtype::Dtype;
+        use crate::sim::cancel::Control;
+        for accept in [false, true] {
+            let dfa = Dfa::from_table(vec!["q".into()], vec![], vec![vec![]], 0, vec![accept]).unwrap();
+            let c = dfa_to_rnn(&dfa).unwrap();
+            assert_eq!(c.network.hidden_size(), 1);
+            for dtype in [Dtype::Exact, Dtype::F32] {
+                assert_eq!(c.verify(5, dtype, None, &Control::new()).unwrap(), None);
+                assert_eq!(c.accepts_batch(&[vec![]], dtype, None, &Control::new()).unwrap(), vec![accept]);
+            }
+            let half = Rational::from_signeds(1i32, 2i32);
+            let back = crate::extract::rnn_to_dfa::extract(&c.network, &[], &half, 10, &Control::new()).unwrap();
+            assert_eq!(dfa.equivalent(&back).unwrap(), None);
         }
     }
 

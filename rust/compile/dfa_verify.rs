@@ -1,11 +1,10 @@
 //! Checking a compiled DFA (Theorem 4.3, lecture notes seed 001) against the DFA itself,
-//! in any number format, by running the network on every word up to a length.
-//!
-//! Acceptance is read from the network's readout with the threshold 1/2: a word is accepted
-//! iff y_T > 1/2 (the exact readout is 1 or 0, so any float run within 1/2 of it agrees).
+//! in any number format, by running the network on every word up to a length. Acceptance
+//! is y > 1/2, as in `dfa_run`.
 
+use crate::compile::dfa_run::{exact_accepts, float_accepts, EXACT_VALUES, FLOAT_VALUES, MAX_BATCH};
 use crate::compile::dfa_to_rnn::CompiledDfa;
-use crate::error::{SimError, SimResult};
+use crate::error::SimResult;
 use crate::num::dtype::Dtype;
 use crate::num::exact_vector::ExactVector;
 use crate::num::float::Float;
@@ -16,13 +15,6 @@ use crate::sim::float_engine::FloatPlan;
 use crate::sim::run::{run_batch_exact, run_batch_float, BatchSpec};
 use malachite::Rational;
 use std::cmp::Ordering;
-
-/// Most sequences in one batch call (the brief's 65,536-word chunks).
-const MAX_BATCH: usize = 1 << 16;
-/// Budget, in values, for the inputs and states of one float batch (floats) ...
-const FLOAT_VALUES: usize = 1 << 23;
-/// ... and of one exact batch (rationals and big-integer numerators are far larger).
-const EXACT_VALUES: usize = 1 << 17;
 
 /// One batch engine seen as a word-tree expander: states of words in, states of the words
 /// one symbol longer out (parent-major, symbol-minor), with their accept decisions.
@@ -75,15 +67,6 @@ impl<F: Float> Expander for FloatExpander<F> {
     }
 }
 
-/// y[0] > 1/2 (NaN rejects).
-fn float_accepts<F: Float>(y: &[F]) -> bool {
-    y.first().is_some_and(|v| v.to_f64() > 0.5)
-}
-
-fn exact_accepts(y: &[Rational]) -> bool {
-    y.first().is_some_and(|v| *v > Rational::from_signeds(1i32, 2i32))
-}
-
 struct ExactExpander {
     plan: ExactPlan,
     m: usize,
@@ -120,67 +103,66 @@ impl Expander for ExactExpander {
     }
 }
 
-/// Depth-first walk of the word tree, a block of up to `chunk` sibling-ordered words at a
-/// time, remembering the least counterexample in (length, lexicographic) order.
-struct Search<'a, E: Expander> {
-    ex: &'a E,
-    c: &'a CompiledDfa,
-    max_len: usize,
-    best: Option<Vec<usize>>,
-    ctl: &'a Control,
+/// One level of the depth-first walk: a block of words of the same length (the level's
+/// depth), parent-major and symbol-minor, so word i is (word `parent_start + i / m` of the
+/// level above) followed by symbol `i % m`; their DFA states and network states, and the
+/// first word not yet expanded.
+struct Level<T> {
+    parent_start: usize,
+    qs: Vec<usize>,
+    states: Vec<T>,
+    next: usize,
 }
 
-impl<E: Expander> Search<'_, E> {
-    fn offer(&mut self, word: Vec<usize>) {
-        let better = match &self.best {
-            None => true,
-            Some(b) => (word.len(), &word).cmp(&(b.len(), b)) == Ordering::Less,
-        };
-        if better {
-            self.best = Some(word);
-        }
+/// The word of node `i` of the deepest level, rebuilt through the levels' parent links.
+fn word_at<T>(levels: &[Level<T>], mut i: usize, m: usize) -> Vec<usize> {
+    let mut word = Vec::with_capacity(levels.len());
+    for level in levels[1..].iter().rev() {
+        word.push(i % m);
+        i = level.parent_start + i / m;
     }
-
-    /// `words` (flat, `len` symbols each), their DFA states `qs` and network states are
-    /// already checked; checks and descends into all their extensions.
-    fn visit(&mut self, len: usize, words: &[u32], qs: &[usize], states: &[E::Elem]) -> SimResult<()> {
-        let (m, w) = (self.c.n_symbols(), self.ex.width());
-        if len >= self.max_len || m == 0 || self.best.as_ref().is_some_and(|b| b.len() <= len) {
-            return Ok(());
-        }
-        let chunk = self.ex.chunk();
-        for start in (0..qs.len()).step_by(chunk) {
-            let end = (start + chunk).min(qs.len());
-            self.ctl.check()?;
-            let (children, accepts) = self.ex.expand(&states[start * w..end * w], self.ctl)?;
-            let mut cw = Vec::with_capacity((end - start) * m * (len + 1));
-            let mut cq = Vec::with_capacity((end - start) * m);
-            for p in start..end {
-                for a in 0..m {
-                    cw.extend_from_slice(&words[p * len..(p + 1) * len]);
-                    cw.push(a as u32);
-                    cq.push(self.c.dfa.delta[qs[p]][a].expect("a compiled DFA is complete"));
-                }
-            }
-            let wrong = (0..cq.len()).find(|&i| accepts[i] != self.c.dfa.accept[cq[i]]);
-            if let Some(i) = wrong {
-                let word = cw[i * (len + 1)..(i + 1) * (len + 1)].iter().map(|&a| a as usize).collect();
-                self.offer(word);
-            }
-            self.visit(len + 1, &cw, &cq, &children)?;
-        }
-        Ok(())
-    }
+    word.reverse();
+    word
 }
 
+/// Depth-first walk of the word tree with an explicit stack, expanding up to `chunk`
+/// words of a level per batch; returns the least counterexample in (length,
+/// lexicographic) order among the words of length ≤ `max_len`. Levels deeper than a
+/// counterexample already found are not expanded.
 fn search<E: Expander>(ex: &E, c: &CompiledDfa, max_len: usize, ctl: &Control) -> SimResult<Option<Vec<usize>>> {
     let (h0, accepts) = ex.root();
     if accepts != c.dfa.accept[c.dfa.start] {
         return Ok(Some(Vec::new()));
     }
-    let mut s = Search { ex, c, max_len, best: None, ctl };
-    s.visit(0, &[], &[c.dfa.start], &h0)?;
-    Ok(s.best)
+    let (m, w, chunk) = (c.n_symbols(), ex.width(), ex.chunk());
+    let mut best: Option<Vec<usize>> = None;
+    let mut levels = vec![Level { parent_start: 0, qs: vec![c.dfa.start], states: h0, next: 0 }];
+    while !levels.is_empty() {
+        let depth = levels.len() - 1;
+        let top = &mut levels[depth];
+        let limit = best.as_ref().map_or(max_len, |b| b.len().min(max_len));
+        if top.next >= top.qs.len() || depth >= limit || m == 0 {
+            levels.pop();
+            continue;
+        }
+        ctl.check()?;
+        let (start, end) = (top.next, (top.next + chunk).min(top.qs.len()));
+        top.next = end;
+        let (states, accepts) = ex.expand(&top.states[start * w..end * w], ctl)?;
+        let qs: Vec<usize> = top.qs[start..end]
+            .iter()
+            .flat_map(|&q| c.dfa.delta[q].iter().map(|t| t.expect("a compiled DFA is complete")))
+            .collect();
+        let wrong = (0..qs.len()).find(|&i| accepts[i] != c.dfa.accept[qs[i]]);
+        levels.push(Level { parent_start: start, qs, states, next: 0 });
+        if let Some(i) = wrong {
+            let word = word_at(&levels, i, m);
+            if best.as_ref().is_none_or(|b| (word.len(), &word).cmp(&(b.len(), b)) == Ordering::Less) {
+                best = Some(word);
+            }
+        }
+    }
+    Ok(best)
 }
 
 struct FloatVerify<'a> {
@@ -198,62 +180,6 @@ impl FloatTask for FloatVerify<'_> {
     }
 }
 
-struct FloatAccepts<'a> {
-    c: &'a CompiledDfa,
-    words: &'a [Vec<usize>],
-    threads: Option<usize>,
-    ctl: &'a Control,
-}
-
-impl FloatTask for FloatAccepts<'_> {
-    type Output = SimResult<Vec<bool>>;
-    fn run<F: Float>(self) -> Self::Output {
-        let plan = FloatPlan::<F>::new(&self.c.network);
-        let m = self.c.n_symbols();
-        let mut out = Vec::with_capacity(self.words.len());
-        for group in groups(self.words, m, FLOAT_VALUES) {
-            let (spec, lengths) = batch_spec(group, self.threads);
-            let mut xs = vec![F::zero(); group.len() * spec.steps * m];
-            for (b, word) in group.iter().enumerate() {
-                for (t, &a) in word.iter().enumerate() {
-                    xs[(b * spec.steps + t) * m + a] = F::one();
-                }
-            }
-            let spec = BatchSpec { lengths: Some(lengths), ..spec };
-            let r = run_batch_float(&plan, &xs, None, &spec, self.ctl)?;
-            out.extend(r.final_outputs.chunks(plan.n_out.max(1)).map(float_accepts));
-        }
-        Ok(out)
-    }
-}
-
-/// Consecutive groups of words whose padded inputs (B·T_max·m values) fit `budget`, at
-/// most [`MAX_BATCH`] words each.
-fn groups(words: &[Vec<usize>], m: usize, budget: usize) -> Vec<&[Vec<usize>]> {
-    let mut out = Vec::new();
-    let (mut start, mut t_max) = (0, 0);
-    for (i, w) in words.iter().enumerate() {
-        let t = t_max.max(w.len());
-        if i > start && ((i - start + 1) * t * m.max(1) > budget || i - start == MAX_BATCH) {
-            out.push(&words[start..i]);
-            (start, t_max) = (i, w.len());
-        } else {
-            t_max = t;
-        }
-    }
-    if start < words.len() {
-        out.push(&words[start..]);
-    }
-    out
-}
-
-/// A keep-final batch spec padded to the group's longest word, with the word lengths.
-fn batch_spec(group: &[Vec<usize>], threads: Option<usize>) -> (BatchSpec, Vec<usize>) {
-    let lengths: Vec<usize> = group.iter().map(Vec::len).collect();
-    let steps = lengths.iter().copied().max().unwrap_or(0);
-    (BatchSpec { batch: group.len(), steps, lengths: None, keep_all: false, threads }, lengths)
-}
-
 impl CompiledDfa {
     /// Exhaustive check of the network against the DFA (Theorem 4.3, lecture notes seed 001):
     /// every word over the alphabet of length 0..=`max_len` is run through the network in
@@ -267,8 +193,10 @@ impl CompiledDfa {
     /// deterministic function of (h, x), so every state is bit for bit the state of running
     /// the whole word from h_0, at one tick per word instead of L. Batches hold at most
     /// 65,536 words, and at most one batch per word length is alive, so memory stays
-    /// bounded by max_len batches. Cancellation via `ctl` stops it between and within ticks.
+    /// bounded by max_len batches. Cancellation via `ctl` stops it between batches and within
+    /// one. `InvalidNetwork` if the (public, editable) fields no longer fit together.
     pub fn verify(&self, max_len: usize, dtype: Dtype, threads: Option<usize>, ctl: &Control) -> SimResult<Option<Vec<usize>>> {
+        self.check_runnable()?;
         let task = FloatVerify { c: self, max_len, threads, ctl };
         match dispatch_float(dtype, task) {
             Some(r) => r,
@@ -279,52 +207,12 @@ impl CompiledDfa {
             }
         }
     }
-
-    /// Runs each word (symbol indices) through the network in `dtype` and reads the accept
-    /// decision y_T > 1/2 at its own length. Words are batched (padded with zero rows to the
-    /// batch's longest word and stopped at their `lengths`). `InvalidInput` lists symbol
-    /// indices outside the alphabet.
-    pub fn accepts_batch(&self, words: &[Vec<usize>], dtype: Dtype, threads: Option<usize>, ctl: &Control) -> SimResult<Vec<bool>> {
-        let m = self.n_symbols();
-        let bad: Vec<String> = words
-            .iter()
-            .enumerate()
-            .flat_map(|(i, w)| w.iter().enumerate().filter(|(_, &a)| a >= m).map(move |(t, a)| (i, t, *a)))
-            .take(10)
-            .map(|(i, t, a)| format!("word {i}: symbol index {a} at position {t} is outside the alphabet (size {m})"))
-            .collect();
-        if !bad.is_empty() {
-            return Err(SimError::InvalidInput(bad));
-        }
-        if let Some(r) = dispatch_float(dtype, FloatAccepts { c: self, words, threads, ctl }) {
-            return r;
-        }
-        let plan = ExactPlan::new(&self.network, DEFAULT_MAX_BITS)?;
-        let mut out = Vec::with_capacity(words.len());
-        for group in groups(words, m, EXACT_VALUES) {
-            let (spec, lengths) = batch_spec(group, threads);
-            let mut xs = vec![Rational::from(0); group.len() * spec.steps * m];
-            for (b, word) in group.iter().enumerate() {
-                for (t, &a) in word.iter().enumerate() {
-                    xs[(b * spec.steps + t) * m + a] = Rational::from(1);
-                }
-            }
-            let spec = BatchSpec { lengths: Some(lengths), ..spec };
-            let r = run_batch_exact(&plan, &xs, None, &spec, ctl)?;
-            out.extend(r.final_outputs.iter().map(|y| exact_accepts(y)));
-        }
-        Ok(out)
-    }
-
-    /// One word: `accepts_batch(&[word], ..)[0]` on one thread.
-    pub fn accepts(&self, word: &[usize], dtype: Dtype, ctl: &Control) -> SimResult<bool> {
-        Ok(self.accepts_batch(&[word.to_vec()], dtype, Some(1), ctl)?[0])
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::SimError;
     use crate::compile::dfa_to_rnn::dfa_to_rnn;
     use crate::compile::dfa_to_rnn::tests::test_dfas;
     use crate::machine::tomita::{parity, tomita};
@@ -354,35 +242,17 @@ mod tests {
     #[test]
     fn verify_finds_no_counterexample_in_any_format() {
         let ctl = Control::new();
+        let mut time = [std::time::Duration::ZERO; 5];
         for (name, dfa) in test_dfas(200) {
             let c = dfa_to_rnn(&dfa).unwrap();
-            let max_len = if c.n_symbols() <= 2 { 10 } else { 7 };
-            for dtype in ALL_DTYPES {
+            let max_len = if c.n_symbols() <= 2 { 10 } else { 6 };
+            for (i, dtype) in ALL_DTYPES.into_iter().enumerate() {
+                let t = Instant::now();
                 assert_eq!(c.verify(max_len, dtype, Some(2), &ctl).unwrap(), None, "{name} {dtype:?}");
+                time[i] += t.elapsed();
             }
         }
-    }
-
-    #[test]
-    fn accepts_batch_matches_the_dfa_and_checks_symbols() {
-        let ctl = Control::new();
-        for (name, dfa) in test_dfas(30) {
-            let c = dfa_to_rnn(&dfa).unwrap();
-            let m = c.n_symbols();
-            let words: Vec<Vec<usize>> =
-                (0..300u64).map(|i| (0..(i * 7 % 23) as usize).map(|t| ((i * 31 + t as u64 * 17) % m as u64) as usize).collect()).collect();
-            let want: Vec<bool> = words.iter().map(|w| dfa.accepts(w)).collect();
-            for dtype in ALL_DTYPES {
-                assert_eq!(c.accepts_batch(&words, dtype, Some(2), &ctl).unwrap(), want, "{name} {dtype:?}");
-            }
-            assert_eq!(c.accepts(&words[5], Dtype::Exact, &ctl).unwrap(), want[5]);
-            match c.accepts_batch(&[vec![0, m], vec![m + 1]], Dtype::F32, None, &ctl) {
-                Err(SimError::InvalidInput(p)) => assert_eq!(p.len(), 2),
-                other => panic!("{other:?}"),
-            }
-        }
-        let c = dfa_to_rnn(&parity()).unwrap();
-        assert!(matches!(c.verify(3, Dtype::F32, Some(0), &ctl), Err(SimError::InvalidInput(_))));
+        println!("verify time per dtype {ALL_DTYPES:?}: {time:.2?}");
     }
 
     #[test]
@@ -393,12 +263,13 @@ mod tests {
         for dfa in [parity(), tomita(3).unwrap()] {
             let c = dfa_to_rnn(&dfa).unwrap();
             let n = c.network.hidden_size();
-            for idx in 0..n * n + 2 * n {
+            let nw = c.network.w.data.len();
+            for idx in 0..n * n + nw + n {
                 let mut bad = c.clone();
                 let slot = match idx {
                     i if i < n * n => &mut bad.network.v.data[i],
-                    i if i < n * n + n => &mut bad.network.w.data[i - n * n],
-                    i => &mut bad.network.b[i - n * n - n],
+                    i if i < n * n + nw => &mut bad.network.w.data[i - n * n],
+                    i => &mut bad.network.b[i - n * n - nw],
                 };
                 *slot = if *slot == 0u32 { Rational::from(1) } else { Rational::from(0) };
                 let want = first_disagreement(&bad, 6, Dtype::Exact);
@@ -409,6 +280,24 @@ mod tests {
             }
         }
         assert!(broken > 20, "only {broken} single-weight changes were caught");
+    }
+
+    #[test]
+    fn long_words_over_one_symbol() {
+        // a^n with n ≡ 0 (mod 7): a 7-cycle; 3000 levels deep, one word per level
+        let n = 7;
+        let delta = (0..n).map(|q| vec![Some((q + 1) % n)]).collect();
+        let accept = (0..n).map(|q| q == 0).collect();
+        let names = (0..n).map(|q| format!("q{q}")).collect();
+        let dfa = crate::machine::dfa::Dfa::from_table(names, vec!["a".into()], delta, 0, accept).unwrap();
+        let c = dfa_to_rnn(&dfa).unwrap();
+        for dtype in [Dtype::Exact, Dtype::F16] {
+            assert_eq!(c.verify(3000, dtype, Some(2), &Control::new()).unwrap(), None);
+        }
+        // accept q3 too: the first wrong word is a^3
+        let mut bad = c.clone();
+        bad.network.readout.as_mut().unwrap().w.data[1 + 2] = Rational::from(1);
+        assert_eq!(bad.verify(3000, Dtype::F32, None, &Control::new()).unwrap(), Some(vec![0; 3]));
     }
 
     #[test]

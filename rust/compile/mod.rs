@@ -2,8 +2,10 @@
 //!
 //! - `two_layer_to_rnn`: Lemma 4.4 (lecture notes, seed 001): a two-layer ReLU recurrence as
 //!   one simple ReLU RNN.
-//! - `dfa_to_rnn`: Theorem 4.3 (Minsky 1967): a DFA as a simple ReLU RNN with integer weights;
-//!   `dfa_verify`: checking it against the DFA in any number format.
+//! - `dfa_to_rnn`: Theorem 4.3 (Minsky 1967): a DFA as a simple ReLU RNN with integer
+//!   weights; `dfa_run` runs it on words in any number format (`accepts_batch`), and
+//!   `dfa_verify` checks it exhaustively against the DFA (`verify`).
+pub mod dfa_run;
 pub mod dfa_to_rnn;
 pub mod dfa_verify;
 pub mod two_layer_to_rnn;

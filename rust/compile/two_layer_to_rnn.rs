@@ -14,7 +14,7 @@ use crate::net::simple_rnn::{Linear, SimpleRnn};
 use malachite::Rational;
 
 /// Largest number of dense matrix entries a construction builds (weights are dense
-/// [`RatMatrix`]es of ~72-byte rationals, so this caps memory near 2.4 GB). Past it the
+/// [`RatMatrix`]es of 56-byte rationals, so this caps memory near 1.9 GB). Past it the
 /// constructions fail with `LimitExceeded` instead of exhausting memory.
 pub const MAX_DENSE_ENTRIES: usize = 1 << 25;
 
@@ -130,9 +130,8 @@ pub fn two_layer_to_rnn(step: &TwoLayerStep, activation: Activation) -> SimResul
         )));
     }
     let mut v = RatMatrix::zeros(n, n);
-    let vs = step.v.matvec(&step.s);
-    for i in 0..k {
-        v.set(i + 1, 0, vs[i].clone());
+    for (i, x) in step.v.matvec(&step.s).into_iter().enumerate() {
+        v.set(i + 1, 0, x);
     }
     let vu_rows = sparse_product(&step.v, &step.u);
     for (i, row) in vu_rows.into_iter().enumerate() {
