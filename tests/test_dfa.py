@@ -206,3 +206,13 @@ def test_extract_limits_and_unsupported():
         rs.extract(tanh, alphabet={"a": [1]})
     with pytest.raises(rs.InvalidInputError):
         rs.extract(counter)
+
+
+def test_large_dfas_compile_sparsely_and_run_exactly():
+    dfa = rs.DFA.random(10_000, 2, 1)
+    c = rs.compile(dfa)
+    assert c.hidden_size == 20_001 and c.network.nonzero_weights == 80_002
+    ws = ["", "0", "1", "0110", "111000111", "0101010101"]
+    assert c.accepts_batch(ws, dtype="exact", threads=2) == [dfa.accepts(w) for w in ws]
+    with pytest.raises(rs.LimitExceededError, match="exact"):
+        c.accepts("01", dtype="f32")  # the dense float engine refuses 4·10^8 weights

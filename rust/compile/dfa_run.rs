@@ -41,7 +41,7 @@ struct FloatAccepts<'a> {
 impl FloatTask for FloatAccepts<'_> {
     type Output = SimResult<Vec<bool>>;
     fn run<F: Float>(self) -> Self::Output {
-        let plan = FloatPlan::<F>::new(&self.c.network);
+        let plan = FloatPlan::<F>::try_new(&self.c.network)?;
         let m = self.c.n_symbols();
         let mut out = Vec::with_capacity(self.words.len());
         for group in groups(self.words, m, FLOAT_VALUES) {

@@ -175,7 +175,7 @@ struct FloatVerify<'a> {
 impl FloatTask for FloatVerify<'_> {
     type Output = SimResult<Option<Vec<usize>>>;
     fn run<F: Float>(self) -> Self::Output {
-        let ex = FloatExpander::<F> { plan: FloatPlan::new(&self.c.network), m: self.c.n_symbols(), threads: self.threads };
+        let ex = FloatExpander::<F> { plan: FloatPlan::try_new(&self.c.network)?, m: self.c.n_symbols(), threads: self.threads };
         search(&ex, self.c, self.max_len, self.ctl)
     }
 }
@@ -263,15 +263,23 @@ mod tests {
         for dfa in [parity(), tomita(3).unwrap()] {
             let c = dfa_to_rnn(&dfa).unwrap();
             let n = c.network.hidden_size();
-            let nw = c.network.w.data.len();
+            let m = c.network.w.cols;
+            let nw = n * m;
+            let flip = |x: &Rational| if *x == 0u32 { Rational::from(1) } else { Rational::from(0) };
             for idx in 0..n * n + nw + n {
                 let mut bad = c.clone();
-                let slot = match idx {
-                    i if i < n * n => &mut bad.network.v.data[i],
-                    i if i < n * n + nw => &mut bad.network.w.data[i - n * n],
-                    i => &mut bad.network.b[i - n * n - nw],
-                };
-                *slot = if *slot == 0u32 { Rational::from(1) } else { Rational::from(0) };
+                match idx {
+                    i if i < n * n => {
+                        let v = flip(bad.network.v.get(i / n, i % n));
+                        bad.network.v.set(i / n, i % n, v);
+                    }
+                    i if i < n * n + nw => {
+                        let (r, col) = ((i - n * n) / m, (i - n * n) % m);
+                        let v = flip(bad.network.w.get(r, col));
+                        bad.network.w.set(r, col, v);
+                    }
+                    i => bad.network.b[i - n * n - nw] = flip(&bad.network.b[i - n * n - nw]),
+                }
                 let want = first_disagreement(&bad, 6, Dtype::Exact);
                 broken += usize::from(want.is_some());
                 for dtype in [Dtype::Exact, Dtype::F32] {
@@ -296,7 +304,7 @@ mod tests {
         }
         // accept q3 too: the first wrong word is a^3
         let mut bad = c.clone();
-        bad.network.readout.as_mut().unwrap().w.data[1 + 2] = Rational::from(1);
+        bad.network.readout.as_mut().unwrap().w.set(0, 1 + 2, Rational::from(1));
         assert_eq!(bad.verify(3000, Dtype::F32, None, &Control::new()).unwrap(), Some(vec![0; 3]));
     }
 

@@ -13,10 +13,6 @@ use crate::net::matrix::RatMatrix;
 use crate::net::simple_rnn::{Linear, SimpleRnn};
 use malachite::Rational;
 
-/// Largest number of dense matrix entries a construction builds (weights are dense
-/// [`RatMatrix`]es of 56-byte rationals, so this caps memory near 1.9 GB). Past it the
-/// constructions fail with `LimitExceeded` instead of exhausting memory.
-pub const MAX_DENSE_ENTRIES: usize = 1 << 25;
 
 /// A length-preserving recurrence whose step is a two-layer ReLU network (eqs. 4.14–4.18 of
 /// the lecture notes, seed 001, Lemma 4.4):
@@ -48,9 +44,6 @@ impl TwoLayerStep {
         let (d, k) = (self.s.len(), self.b.len());
         let mut p = Vec::new();
         let mut want = |name: &str, m: &RatMatrix, rows: usize, cols: Option<usize>| {
-            if m.data.len() != m.rows * m.cols {
-                p.push(format!("{name} holds {} values for shape ({}, {})", m.data.len(), m.rows, m.cols));
-            }
             if m.rows != rows || cols.is_some_and(|c| m.cols != c) {
                 let c = cols.map_or("d_in".to_string(), |c| c.to_string());
                 p.push(format!("{name} must have shape ({rows}, {c}), got ({}, {})", m.rows, m.cols));
@@ -107,8 +100,8 @@ impl TwoLayerStep {
 /// [`Activation::Step`] are accepted when the caller guarantees that every pre-activation of
 /// the first layer stays where they equal ReLU: at most 1 for slu; in (−∞, 0] ∪ {1} for step
 /// (e.g. Minsky's DFA construction, whose pre-activations are −1, 0 or 1). Other activations
-/// fail with `Unsupported`; bad shapes fail with `InvalidNetwork` listing every problem; a
-/// network of more than [`MAX_DENSE_ENTRIES`] weights fails with `LimitExceeded`.
+/// fail with `Unsupported`; bad shapes fail with `InvalidNetwork` listing every problem.
+/// All products are sparse: the cost is linear in the nonzeros of V·U.
 pub fn two_layer_to_rnn(step: &TwoLayerStep, activation: Activation) -> SimResult<SimpleRnn> {
     if !matches!(activation, Activation::Relu | Activation::Slu | Activation::Step) {
         return Err(SimError::Unsupported(format!(
@@ -120,27 +113,16 @@ pub fn two_layer_to_rnn(step: &TwoLayerStep, activation: Activation) -> SimResul
     if !problems.is_empty() {
         return Err(SimError::InvalidNetwork(problems));
     }
-    let (k, d_in, d_out) = (step.b.len(), step.w.cols, step.out_w.rows);
+    let (k, d_in) = (step.b.len(), step.w.cols);
     let n = k + 1;
-    let entries = n.saturating_mul(n.saturating_add(d_in).saturating_add(d_out));
-    if entries > MAX_DENSE_ENTRIES {
-        return Err(SimError::LimitExceeded(format!(
-            "the Lemma 4.4 network has hidden size {n} and needs {entries} dense weights, above the \
-             limit of {MAX_DENSE_ENTRIES}"
-        )));
-    }
     let mut v = RatMatrix::zeros(n, n);
     for (i, x) in step.v.matvec(&step.s).into_iter().enumerate() {
         v.set(i + 1, 0, x);
     }
-    let vu_rows = sparse_product(&step.v, &step.u);
-    for (i, row) in vu_rows.into_iter().enumerate() {
-        for (j, x) in row {
-            v.set(i + 1, j + 1, x);
-        }
+    for (i, j, x) in step.v.matmul(&step.u).triples() {
+        v.set(i + 1, j + 1, x.clone());
     }
-    let mut w = RatMatrix::zeros(n, d_in);
-    w.data[d_in..].clone_from_slice(&step.w.data);
+    let w = RatMatrix::from_triples(n, d_in, step.w.triples().map(|(i, j, x)| (i + 1, j, x.clone())));
     let mut b = vec![Rational::from(0); n];
     b[1..].clone_from_slice(&step.b);
     let mut h0 = vec![Rational::from(0); n];
@@ -149,33 +131,16 @@ pub fn two_layer_to_rnn(step: &TwoLayerStep, activation: Activation) -> SimResul
     SimpleRnn::new(v, w, b, Some(h0), activation, Some(ro))
 }
 
-/// Nonzero entries of each row of a·b, computed from the nonzeros only.
-fn sparse_product(a: &RatMatrix, b: &RatMatrix) -> Vec<Vec<(usize, Rational)>> {
-    let b_rows: Vec<Vec<(usize, &Rational)>> =
-        (0..b.rows).map(|l| b.row(l).iter().enumerate().filter(|(_, x)| **x != 0u32).collect()).collect();
-    (0..a.rows)
-        .map(|i| {
-            let mut acc: std::collections::BTreeMap<usize, Rational> = Default::default();
-            for (l, x) in a.row(i).iter().enumerate().filter(|(_, x)| **x != 0u32) {
-                for (j, y) in &b_rows[l] {
-                    *acc.entry(*j).or_insert_with(|| Rational::from(0)) += x * *y;
-                }
-            }
-            acc.into_iter().filter(|(_, x)| *x != 0u32).collect()
-        })
-        .collect()
-}
-
 /// out_w · [s U], shape (d_out, k + 1).
 fn readout_matrix(step: &TwoLayerStep) -> RatMatrix {
     let k = step.b.len();
     let mut m = RatMatrix::zeros(step.out_w.rows, k + 1);
     let os = step.out_w.matvec(&step.s);
-    for (o, row) in sparse_product(&step.out_w, &step.u).into_iter().enumerate() {
-        m.set(o, 0, os[o].clone());
-        for (j, x) in row {
-            m.set(o, j + 1, x);
-        }
+    for (o, x) in os.into_iter().enumerate() {
+        m.set(o, 0, x);
+    }
+    for (o, j, x) in step.out_w.matmul(&step.u).triples() {
+        m.set(o, j + 1, x.clone());
     }
     m
 }
@@ -212,7 +177,7 @@ mod tests {
             Rational::from(self.below(9) as i64 - 4) / Rational::from(self.below(4) as i64 + 1)
         }
         fn matrix(&mut self, rows: usize, cols: usize) -> RatMatrix {
-            RatMatrix { rows, cols, data: (0..rows * cols).map(|_| self.rational()).collect() }
+            RatMatrix::from_dense(rows, cols, (0..rows * cols).map(|_| self.rational()).collect())
         }
         fn vector(&mut self, n: usize) -> Vec<Rational> {
             (0..n).map(|_| self.rational()).collect()

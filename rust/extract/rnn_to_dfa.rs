@@ -89,7 +89,7 @@ fn finite_bound(net: &SimpleRnn, alphabet: &[(String, Vec<Rational>)]) -> Option
     let finite = match net.activation {
         Activation::Step => true,
         Activation::Slu => {
-            net.v.data.iter().all(int)
+            net.v.triples().all(|(_, _, x)| int(x))
                 && net.b.iter().all(int)
                 && alphabet.iter().all(|(_, x)| net.w.matvec(x).iter().all(int))
         }

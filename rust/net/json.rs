@@ -24,19 +24,29 @@ fn tensor(shape: &[usize], data: &[Rational]) -> Value {
     json!({"shape": shape, "data": data.iter().map(rational_to_string).collect::<Vec<_>>()})
 }
 
+/// A matrix: dense `"data"` when at least a quarter of it is nonzero, else
+/// `"sparse": [[row, col, "p/q"], ...]` (big compiled networks are very sparse).
+fn matrix_tensor(m: &RatMatrix) -> Value {
+    if m.nonzeros() * 4 >= m.rows * m.cols {
+        return tensor(&[m.rows, m.cols], &m.to_dense());
+    }
+    let entries: Vec<Value> = m.triples().map(|(i, j, v)| json!([i, j, rational_to_string(v)])).collect();
+    json!({"shape": [m.rows, m.cols], "sparse": entries})
+}
+
 /// Serialises a network (with optional metadata) to the JSON text format.
 pub fn to_json(net: &SimpleRnn, meta: Option<&Value>) -> String {
     let readout = match &net.readout {
         None => Value::Null,
-        Some(r) => json!({"w": tensor(&[r.w.rows, r.w.cols], &r.w.data), "b": tensor(&[r.b.len()], &r.b)}),
+        Some(r) => json!({"w": matrix_tensor(&r.w), "b": tensor(&[r.b.len()], &r.b)}),
     };
     let v = json!({
         "format": FORMAT_TAG,
         "version": FORMAT_VERSION,
         "kind": "simple_rnn",
         "activation": net.activation.name(),
-        "V": tensor(&[net.v.rows, net.v.cols], &net.v.data),
-        "W": tensor(&[net.w.rows, net.w.cols], &net.w.data),
+        "V": matrix_tensor(&net.v),
+        "W": matrix_tensor(&net.w),
         "b": tensor(&[net.b.len()], &net.b),
         "h0": tensor(&[net.h0.len()], &net.h0),
         "readout": readout,
@@ -55,6 +65,9 @@ fn read_tensor(obj: &Value, key: &str, problems: &mut Vec<String>) -> Option<(Ve
         .get("shape")
         .and_then(|s| s.as_array())
         .and_then(|a| a.iter().map(|x| x.as_u64().map(|u| u as usize)).collect());
+    if let (Some(shape), Some(sparse)) = (&shape, t.get("sparse").and_then(|d| d.as_array())) {
+        return read_sparse(key, shape, sparse, problems);
+    }
     let data = t.get("data").and_then(|d| d.as_array());
     let (Some(shape), Some(data)) = (shape, data) else {
         problems.push(format!("field {key:?} must be {{\"shape\": [..], \"data\": [..]}}"));
@@ -82,12 +95,37 @@ fn read_tensor(obj: &Value, key: &str, problems: &mut Vec<String>) -> Option<(Ve
     (problems.len() == before).then_some((shape, values))
 }
 
-fn matrix(shape: &[usize], data: Vec<Rational>) -> RatMatrix {
-    let (rows, cols) = match shape {
-        [r, c] => (*r, *c),
-        _ => (data.len(), 1),
+/// Reads `"sparse": [[row, col, "p/q"], ...]` into dense values (checked against the shape).
+fn read_sparse(key: &str, shape: &[usize], entries: &[Value], problems: &mut Vec<String>) -> Option<(Vec<usize>, Vec<Rational>)> {
+    let [rows, cols] = shape else {
+        problems.push(format!("field {key:?}: a sparse tensor must be 2-D"));
+        return None;
     };
-    RatMatrix { rows, cols, data }
+    if rows.saturating_mul(*cols) > 1 << 31 {
+        problems.push(format!("field {key:?}: shape {shape:?} is too large"));
+        return None;
+    }
+    let mut values = vec![Rational::from(0); rows * cols];
+    let before = problems.len();
+    for (n, e) in entries.iter().enumerate() {
+        let parsed = e.as_array().and_then(|a| match a.as_slice() {
+            [i, j, Value::String(v)] => Some((i.as_u64()? as usize, j.as_u64()? as usize, parse_rational(v).ok()?)),
+            _ => None,
+        });
+        match parsed {
+            Some((i, j, v)) if i < *rows && j < *cols => values[i * cols + j] = v,
+            _ if problems.len() - before < 5 => problems.push(format!("{key} sparse entry {n}: expected [row, col, \"p/q\"] inside shape {shape:?}")),
+            _ => {}
+        }
+    }
+    (problems.len() == before).then(|| (shape.to_vec(), values))
+}
+
+fn matrix(shape: &[usize], data: Vec<Rational>) -> RatMatrix {
+    match shape {
+        [r, c] => RatMatrix::from_dense(*r, *c, data),
+        _ => RatMatrix::from_dense(data.len(), 1, data),
+    }
 }
 
 /// Parses the JSON text format; returns the network and its metadata.

@@ -26,8 +26,8 @@ pub struct PySimpleRnn {
 
 fn matrix(shape: &[usize], data: Vec<Rational>) -> RatMatrix {
     match shape {
-        [r, c] => RatMatrix { rows: *r, cols: *c, data },
-        _ => RatMatrix { rows: data.len(), cols: 1, data },
+        [r, c] => RatMatrix::from_dense(*r, *c, data),
+        _ => RatMatrix::from_dense(data.len(), 1, data),
     }
 }
 
@@ -89,7 +89,7 @@ fn parse_dtype(py: Python<'_>, dtype: &str) -> PyResult<Dtype> {
 }
 
 fn float_run<F: ToNumpy>(py: Python<'_>, net: &SimpleRnn, x: &Tensor, h0: Option<&Tensor>) -> PyResult<Py<PyAny>> {
-    let plan = FloatPlan::<F>::new(net);
+    let plan = FloatPlan::<F>::try_new(net).map_err(|e| to_pyerr(py, e))?;
     let xs: Vec<F> = x.to_format();
     let start: Vec<F> = h0.map_or_else(|| plan.h0.clone(), |h| h.to_format());
     let steps = x.shape[0];
@@ -109,7 +109,7 @@ fn float_batch<F: ToNumpy>(
     spec: &BatchSpec,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let plan = FloatPlan::<F>::new(net);
+    let plan = FloatPlan::<F>::try_new(net).map_err(|e| to_pyerr(py, e))?;
     let xs: Vec<F> = x.to_format();
     let start: Option<Vec<F>> = h0.map(|h| h.to_format());
     let res = run_interruptible(py, progress, spec.batch as u64, |ctl| {
@@ -208,12 +208,12 @@ impl PySimpleRnn {
     fn params(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let n = &self.net;
         let d = PyDict::new(py);
-        d.set_item("V", tensor_pair(py, vec![n.v.rows, n.v.cols], &n.v.data)?)?;
-        d.set_item("W", tensor_pair(py, vec![n.w.rows, n.w.cols], &n.w.data)?)?;
+        d.set_item("V", tensor_pair(py, vec![n.v.rows, n.v.cols], &n.v.to_dense())?)?;
+        d.set_item("W", tensor_pair(py, vec![n.w.rows, n.w.cols], &n.w.to_dense())?)?;
         d.set_item("b", tensor_pair(py, vec![n.b.len()], &n.b)?)?;
         d.set_item("h0", tensor_pair(py, vec![n.h0.len()], &n.h0)?)?;
         if let Some(r) = &n.readout {
-            d.set_item("readout_w", tensor_pair(py, vec![r.w.rows, r.w.cols], &r.w.data)?)?;
+            d.set_item("readout_w", tensor_pair(py, vec![r.w.rows, r.w.cols], &r.w.to_dense())?)?;
             d.set_item("readout_b", tensor_pair(py, vec![r.b.len()], &r.b)?)?;
         }
         Ok(d.into_any().unbind())

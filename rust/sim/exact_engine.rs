@@ -38,33 +38,19 @@ pub struct SparseInt {
 }
 
 impl SparseInt {
+    /// The matrix's nonzeros as integers over the lcm of their denominators.
     pub fn from_matrix(m: &RatMatrix) -> Self {
-        Self::from_rows((0..m.rows).map(|i| m.row(i)))
-    }
-
-    pub fn from_rows<'a>(rows: impl Iterator<Item = &'a [Rational]> + Clone) -> Self {
         let mut den = Natural::from(1u32);
-        for r in rows.clone() {
-            for v in r {
-                if *v != 0u32 {
-                    den = den.lcm(v.to_denominator());
-                }
-            }
+        for (_, _, v) in m.triples() {
+            den = den.lcm(v.to_denominator());
         }
-        let mut out = Vec::new();
-        let mut approx = Vec::new();
-        for r in rows {
-            let mut row = Vec::new();
-            let mut ap = Vec::new();
-            for (j, v) in r.iter().enumerate() {
-                if *v != 0u32 {
-                    let n = scaled_numerator(v, &den);
-                    ap.push(approx_ratio(&n, &den));
-                    row.push((j, n));
-                }
-            }
+        let mut out = Vec::with_capacity(m.rows);
+        let mut approx = Vec::with_capacity(m.rows);
+        for i in 0..m.rows {
+            let row: Vec<(usize, Integer)> =
+                m.row_nonzeros(i).iter().map(|(j, v)| (*j, scaled_numerator(v, &den))).collect();
+            approx.push(row.iter().map(|(_, n)| approx_ratio(n, &den)).collect());
             out.push(row);
-            approx.push(ap);
         }
         SparseInt { rows: out, den, approx }
     }
@@ -103,14 +89,12 @@ pub struct ExactPlan {
 impl ExactPlan {
     pub fn new(net: &SimpleRnn, max_bits: u64) -> SimResult<Self> {
         net.activation.require_exact()?;
-        let w_t: Vec<Vec<Rational>> =
-            (0..net.w.cols).map(|k| (0..net.w.rows).map(|i| net.w.get(i, k).clone()).collect()).collect();
         Ok(ExactPlan {
             d: net.hidden_size(),
             n_in: net.input_size(),
             activation: net.activation,
             v: SparseInt::from_matrix(&net.v),
-            w_cols: SparseInt::from_rows(w_t.iter().map(|r| r.as_slice())),
+            w_cols: SparseInt::from_matrix(&net.w.transpose()),
             b: net.b.clone(),
             readout: net.readout.as_ref().map(|r| (SparseInt::from_matrix(&r.w), r.b.clone())),
             h0: ExactVector::from_rationals(&net.h0),

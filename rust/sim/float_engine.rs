@@ -11,6 +11,8 @@
 //! and a numpy loop doing the same operations in float16/float32/float64 gets the same bits.
 
 use crate::net::activation::Activation;
+use crate::error::{SimError, SimResult};
+use crate::net::matrix::RatMatrix;
 use crate::net::simple_rnn::SimpleRnn;
 use crate::num::float::Float;
 
@@ -31,9 +33,13 @@ pub struct FloatPlan<F: Float> {
     pub ro_b: Vec<F>,
 }
 
-/// Row-major (rows, cols) → row-major (cols, rows).
-fn transpose<F: Copy>(m: &[F], rows: usize, cols: usize) -> Vec<F> {
-    (0..cols).flat_map(|j| (0..rows).map(move |i| m[i * cols + j])).collect()
+/// The matrix transposed, dense, rounded to F: out[j·rows + i] = m_ij.
+fn transposed_dense<F: Float>(m: &RatMatrix) -> Vec<F> {
+    let mut out = vec![F::zero(); m.rows * m.cols];
+    for (i, j, v) in m.triples() {
+        out[j * m.rows + i] = F::from_rational(v);
+    }
+    out
 }
 
 #[inline(always)]
@@ -50,11 +56,29 @@ fn activate<F: Float>(a: Activation, x: F) -> F {
     }
 }
 
+/// Largest number of dense float weights a plan allocates (2^28: 1 GiB of f32). The float
+/// engine stores V and W densely; a bigger (necessarily sparse) network runs exactly instead.
+pub const MAX_FLOAT_WEIGHTS: usize = 1 << 28;
+
 impl<F: Float> FloatPlan<F> {
+    /// Rounds the network's weights to F; `LimitExceeded` past [`MAX_FLOAT_WEIGHTS`].
+    pub fn try_new(net: &SimpleRnn) -> SimResult<Self> {
+        let d = net.hidden_size();
+        let dense = d.saturating_mul(d.saturating_add(net.input_size()).saturating_add(net.output_size()));
+        if dense > MAX_FLOAT_WEIGHTS {
+            return Err(SimError::LimitExceeded(format!(
+                "the float engine stores weights densely: hidden size {d} needs {dense} of them, above \
+                 {MAX_FLOAT_WEIGHTS}; run this network with dtype=\"exact\" (sparse)"
+            )));
+        }
+        Ok(Self::new(net))
+    }
+
+    /// Rounds the network's weights to F (see `try_new` for the size check).
     pub fn new(net: &SimpleRnn) -> Self {
         let conv = |xs: &[malachite::Rational]| xs.iter().map(F::from_rational).collect::<Vec<F>>();
         let (ro_w, ro_b) = match &net.readout {
-            Some(r) => (conv(&r.w.data), conv(&r.b)),
+            Some(r) => (conv(&r.w.to_dense()), conv(&r.b)),
             None => (Vec::new(), Vec::new()),
         };
         FloatPlan {
@@ -62,8 +86,8 @@ impl<F: Float> FloatPlan<F> {
             n_in: net.input_size(),
             n_out: net.output_size(),
             activation: net.activation,
-            vt: transpose(&conv(&net.v.data), net.v.rows, net.v.cols),
-            wt: transpose(&conv(&net.w.data), net.w.rows, net.w.cols),
+            vt: transposed_dense(&net.v),
+            wt: transposed_dense(&net.w),
             b: conv(&net.b),
             h0: conv(&net.h0),
             ro_w,
@@ -114,7 +138,8 @@ impl<F: Float> FloatPlan<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::matrix::RatMatrix;
+    use crate::error::{SimError, SimResult};
+use crate::net::matrix::RatMatrix;
     use crate::num::rational::parse_rational;
     use half::f16;
 

@@ -241,10 +241,10 @@ mod tests {
             s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             Rational::from(((s >> 33) % 9) as i64 - 4) / Rational::from(4)
         };
-        let v = RatMatrix { rows: d, cols: d, data: (0..d * d).map(|_| next()).collect() };
-        let w = RatMatrix { rows: d, cols: n, data: (0..d * n).map(|_| next()).collect() };
+        let v = RatMatrix::from_dense(d, d, (0..d * d).map(|_| next()).collect());
+        let w = RatMatrix::from_dense(d, n, (0..d * n).map(|_| next()).collect());
         let b = (0..d).map(|_| next()).collect();
-        let ro = Linear { w: RatMatrix { rows: 1, cols: d, data: (0..d).map(|_| next()).collect() }, b: vec![next()] };
+        let ro = Linear { w: RatMatrix::from_dense(1, d, (0..d).map(|_| next()).collect()), b: vec![next()] };
         SimpleRnn::new(v, w, b, None, act, Some(ro)).unwrap()
     }
 
