@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{SimError, SimResult};
+use crate::machine::random::SplitMix64;
 
 /// The `format` tag of the JSON exchange format written by [`Dfa::to_json`].
 pub const JSON_FORMAT: &str = "rnnsim.dfa";
@@ -606,23 +607,7 @@ impl Dfa {
     }
 }
 
-/// The splitmix64 generator (Steele, Lea & Flood 2014; constants as in Vigna's reference C).
-struct SplitMix64(u64);
 
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` by Lemire's multiply-shift (bias below 2^-40 for n < 2^24).
-    fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
-    }
-}
 
 /// A refinable partition of `0..n` (Hopcroft 1971; layout after Valmari & Lehtinen 2008):
 /// block `b` is `elems[first[b]..end[b]]`, and its first `marked[b]` elements are marked.

@@ -22,6 +22,7 @@
 //! for [`TuringMachine::step`], [`TuringMachine::configs`] and [`TuringMachine::run`].
 
 use crate::error::{SimError, SimResult};
+use crate::machine::random::SplitMix64;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -391,22 +392,7 @@ impl FastTape {
     }
 }
 
-/// splitmix64 (Steele, Lea & Flood 2014): a tiny deterministic generator for [`TuringMachine::random`].
-struct SplitMix64(u64);
 
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (`n > 0`), by multiply-high.
-    fn below(&mut self, n: usize) -> usize {
-        ((self.next() as u128 * n as u128) >> 64) as usize
-    }
-}
 
 /// Name of working state `i` of a busy-beaver-style machine: `A`, `B`, ... (`S<i>` past `Y`).
 pub(crate) fn bb_state_name(i: usize, n_states: usize) -> String {

@@ -138,8 +138,6 @@ impl<F: Float> FloatPlan<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::{SimError, SimResult};
-use crate::net::matrix::RatMatrix;
     use crate::num::rational::parse_rational;
     use half::f16;
 
