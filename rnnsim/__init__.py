@@ -14,7 +14,7 @@ from .errors import (
     RnnSimError,
     UnsupportedError,
 )
-from .compiled import CompiledDFA, compile, extract
+from .compiled import CompiledDFA, compile, extract, two_layer_to_rnn
 from .dfa import DFA, parity, tomita
 from .network import BatchRun, Linear, Run, SimpleRNN, load, loads
 
@@ -28,6 +28,7 @@ __all__ = [
     "extract",
     "parity",
     "tomita",
+    "two_layer_to_rnn",
     "InvalidInputError",
     "InvalidMachineError",
     "InvalidNetworkError",

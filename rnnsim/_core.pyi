@@ -128,3 +128,8 @@ def compile_dfa(dfa: DFA) -> CompiledDFA: ...
 def extract_dfa(net: SimpleRNN, alphabet: list[tuple[str, Tensor]], threshold: str = "1/2",
                 max_states: int = 100000) -> DFA:
     """Theorem 4.5: explore reachable states exactly (BFS), accept where readout[0] > threshold, minimise."""
+
+def two_layer_to_rnn(s: Tensor, u: Tensor, v: Tensor, w: Tensor, b: Tensor, out_w: Tensor, out_b: Tensor,
+                     activation: str = "relu") -> SimpleRNN:
+    """Lemma 4.4 (seed 001): h_t = U·ReLU(V h + W x + b), y = out_w h + out_b, h_0 = s, as one
+    simple RNN of hidden size k + 1 with the same outputs at every t (readout out_w·[s U])."""

@@ -116,4 +116,28 @@ def extract(obj: Any, alphabet: dict[str, Sequence[Any]] | None = None, threshol
     return DFA._wrap(_core.extract_dfa(net._core, items, f"{thr.numerator}/{thr.denominator}", int(max_states)))
 
 
-__all__ = ["CompiledDFA", "compile", "extract", "_fraction_array"]
+def two_layer_to_rnn(s: Any, U: Any, V: Any, W: Any, b: Any, out_w: Any, out_b: Any = None,
+                     activation: str = "relu") -> SimpleRNN:
+    """Lemma 4.4 (lecture notes, seed 001): a recurrence with a two-layer step
+
+        h_0 = s,   h_t = U·ReLU(V h_{t-1} + W x_t + b),   y_t = out_w h_t + out_b
+
+    becomes ONE simple ReLU RNN g (hidden size k + 1, k = len(b)) with the same outputs:
+    g.h_0 = [1, 0...], g.h_t = ReLU([[0, 0], [V s, V U]] g.h_{t-1} + [0; W] x_t + [0; b]),
+    readout out_w·[s U] g.h_t + out_b. The first unit carries s into the readout at t = 0
+    (the lecture notes' [0 U] would read 0 there) and is 0 from t = 1 on. Shapes: s (d,),
+    U (d, k), V (k, d), W (k, d_in), b (k,), out_w (d_out, d), out_b (d_out,). ``activation``
+    may be "slu" or "step" when every first-layer pre-activation stays where they equal ReLU.
+    """
+    problems: list[str] = []
+    if out_b is None:
+        out_b = [0] * len(np.asarray(out_w, dtype=object).reshape(len(out_w), -1))
+    args = [_coerce.tensor(n, v, problems) for n, v in
+            [("s", s), ("U", U), ("V", V), ("W", W), ("b", b), ("out_w", out_w), ("out_b", out_b)]]
+    if problems:
+        from .errors import InvalidNetworkError
+        raise InvalidNetworkError("; ".join(problems), problems)
+    return SimpleRNN._wrap(_core.two_layer_to_rnn(*args, activation))
+
+
+__all__ = ["CompiledDFA", "compile", "extract", "two_layer_to_rnn"]

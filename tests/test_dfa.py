@@ -168,7 +168,7 @@ def test_unknown_symbols_and_bad_hidden_states_are_errors():
         c.decode([0, 1])
 
 
-@settings(max_examples=40)
+@settings(max_examples=200)
 @given(st.integers(1, 25), st.integers(1, 3), st.integers(0, 2**32))
 def test_random_dfas_compile_verify_and_extract_back(n, k, seed):
     dfa = rs.DFA.random(n, k, seed)
@@ -216,3 +216,29 @@ def test_large_dfas_compile_sparsely_and_run_exactly():
     assert c.accepts_batch(ws, dtype="exact", threads=2) == [dfa.accepts(w) for w in ws]
     with pytest.raises(rs.LimitExceededError, match="exact"):
         c.accepts("01", dtype="f32")  # the dense float engine refuses 4·10^8 weights
+
+
+@settings(max_examples=40)
+@given(st.data())
+def test_lemma_4_4_on_random_two_layer_steps(data):
+    """Any h_t = U·ReLU(V h + W x + b) with affine output becomes one simple RNN with the
+    same outputs at every t, including t = 0 (checked exactly against the recurrence)."""
+    from fractions import Fraction as F
+
+    val = st.builds(F, st.integers(-4, 4), st.sampled_from([1, 2, 3]))
+    d, k, n, o = (data.draw(st.integers(1, 3)) for _ in range(4))
+    mat = lambda r, c: [[data.draw(val) for _ in range(c)] for _ in range(r)]  # noqa: E731
+    s, U, V, W, b, ow, ob = [data.draw(val) for _ in range(d)], mat(d, k), mat(k, d), mat(k, n), \
+        [data.draw(val) for _ in range(k)], mat(o, d), [data.draw(val) for _ in range(o)]
+    xs = mat(data.draw(st.integers(0, 6)), n)
+    net = rs.two_layer_to_rnn(s, U, V, W, b, ow, ob)
+    assert net.hidden_size == k + 1
+    got = net.run(xs if xs else np.zeros((0, n)), dtype="exact").outputs.tolist()
+    h, want = list(s), []
+    for t in range(len(xs) + 1):
+        if t:
+            g = [max(F(0), sum(V[i][j] * h[j] for j in range(d)) + sum(W[i][q] * xs[t - 1][q] for q in range(n)) + b[i])
+                 for i in range(k)]
+            h = [sum(U[i][j] * g[j] for j in range(k)) for i in range(d)]
+        want.append([sum(ow[p][i] * h[i] for i in range(d)) + ob[p] for p in range(o)])
+    assert got == want

@@ -222,3 +222,57 @@ pub fn extract_dfa(py: Python<'_>, net: &PySimpleRnn, alphabet: Vec<(String, Bou
     let n = net.net.clone();
     run_interruptible(py, None, 0, move |ctl| rnn_to_dfa::extract(&n, &symbols, &thr, max_states, ctl)).map(wrap)
 }
+
+/// Lemma 4.4: h_t = U·ReLU(V h_{t−1} + W x_t + b), y_t = out_w h_t + out_b, h_0 = s
+/// → one simple RNN (hidden k + 1) whose readout gives the same y_t at every t ≥ 0.
+#[pyfunction]
+#[pyo3(signature = (s, u, v, w, b, out_w, out_b, activation="relu"))]
+#[allow(clippy::too_many_arguments)]
+pub fn two_layer_to_rnn(
+    py: Python<'_>,
+    s: &Bound<'_, PyAny>,
+    u: &Bound<'_, PyAny>,
+    v: &Bound<'_, PyAny>,
+    w: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    out_w: &Bound<'_, PyAny>,
+    out_b: &Bound<'_, PyAny>,
+    activation: &str,
+) -> PyResult<PySimpleRnn> {
+    use crate::compile::two_layer_to_rnn::{two_layer_to_rnn as lemma, TwoLayerStep};
+    use crate::net::activation::Activation;
+    use crate::net::matrix::RatMatrix;
+    let mut problems = Vec::new();
+    let mut read = |name: &str, obj: &Bound<'_, PyAny>, ndim: usize| -> (Vec<usize>, Vec<Rational>) {
+        match read_tensor(name, obj, true, &mut problems) {
+            Some(t) if t.shape.len() == ndim => (t.shape.clone(), t.into_rationals()),
+            Some(t) => {
+                problems.push(format!("{name} must have {ndim} dimension(s), got shape {:?}", t.shape));
+                (vec![0; ndim], Vec::new())
+            }
+            None => (vec![0; ndim], Vec::new()),
+        }
+    };
+    let m = |(shape, data): (Vec<usize>, Vec<Rational>)| {
+        if data.len() == shape.iter().product::<usize>() && shape.len() == 2 {
+            RatMatrix::from_dense(shape[0], shape[1], data)
+        } else {
+            RatMatrix::zeros(0, 0)
+        }
+    };
+    let step = TwoLayerStep {
+        s: read("s", s, 1).1,
+        u: m(read("U", u, 2)),
+        v: m(read("V", v, 2)),
+        w: m(read("W", w, 2)),
+        b: read("b", b, 1).1,
+        out_w: m(read("out_w", out_w, 2)),
+        out_b: read("out_b", out_b, 1).1,
+    };
+    if !problems.is_empty() {
+        return Err(to_pyerr(py, SimError::InvalidNetwork(problems)));
+    }
+    let act = Activation::parse(activation).map_err(err(py))?;
+    let net = lemma(&step, act).map_err(err(py))?;
+    Ok(PySimpleRnn { net: Arc::new(net) })
+}

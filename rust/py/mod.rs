@@ -17,5 +17,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<machines::PyCompiledDfa>()?;
     m.add_function(wrap_pyfunction!(machines::compile_dfa, m)?)?;
     m.add_function(wrap_pyfunction!(machines::extract_dfa, m)?)?;
+    m.add_function(wrap_pyfunction!(machines::two_layer_to_rnn, m)?)?;
     Ok(())
 }
