@@ -1,0 +1,27 @@
+"""The benchmark scripts still run (their --quick mode), so the figures in the README can be
+re-measured. Nothing here looks at timings."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+BENCHES = pathlib.Path(__file__).resolve().parent.parent / "benches"
+
+
+def run(script: str) -> str:
+    r = subprocess.run([sys.executable, str(BENCHES / script), "--quick"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+def test_engine_benchmark_runs_and_agrees_across_engines():
+    out = run("bench_engines.py")
+    assert "final states identical across engines: True" in out
+    assert "ratios" in out
+
+
+def test_dfa_benchmark_runs():
+    out = run("bench_dfa.py")
+    assert "10000 states" in out and "the Python loop" in out
