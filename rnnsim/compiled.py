@@ -10,7 +10,7 @@ import numpy as np
 from . import _coerce, _core
 from .dfa import DFA, Word
 from .errors import InvalidInputError, UnsupportedError
-from .network import SimpleRNN, _fraction_array, _progress_bar
+from .network import SimpleRNN, _progress_bar
 
 
 class CompiledDFA:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -147,15 +148,21 @@ def test_f16_batches_give_the_dfa_answers():
     assert c.accepts_batch(ws, dtype="f16", threads=2) == [rs.tomita(3).accepts(w) for w in ws]
 
 
-def test_verify_finds_a_counterexample_in_a_broken_network():
-    c = rs.compile(rs.tomita(4))
-    broken = c.network.V.copy()
-    broken[1, 1] += 5  # one wrong weight
-    net = rs.SimpleRNN(V=broken, W=c.network.W, b=c.network.b, h0=c.network.h0, activation="relu",
-                       readout=c.network.readout)
-    bad = [w for w in words(6) if (net.run(c.encode(w) if w else np.zeros((0, 2)), dtype="exact").outputs[-1, 0] > 0.5)
-           != rs.tomita(4).accepts(w)]
-    assert bad, "the broken network should disagree somewhere"
+def test_a_broken_readout_is_caught_with_a_real_counterexample():
+    """Flip one readout weight: extraction gives a different language, and the shortest
+    counterexample it yields really is a word where the network and the DFA disagree."""
+    dfa = rs.tomita(4)
+    c = rs.compile(dfa)
+    w = c.network.readout.w.copy()
+    w[0, 1] = 1 - w[0, 1]
+    broken = rs.SimpleRNN(V=c.network.V, W=c.network.W, b=c.network.b, h0=c.network.h0, activation="relu",
+                          readout=rs.Linear(w, c.network.readout.b))
+    extracted = rs.extract(broken, alphabet=c.alphabet_vectors())
+    word = extracted.equivalent(dfa)
+    assert word is not None
+    y = broken.run(c.encode(word) if word else np.zeros((0, 2)), dtype="exact").outputs[-1, 0]
+    assert (y > Fraction(1, 2)) != dfa.accepts(word)
+    assert c.verify(10) is None  # the intact network still agrees everywhere
 
 
 def test_unknown_symbols_and_bad_hidden_states_are_errors():
