@@ -5,7 +5,15 @@
 //! - `dfa_to_rnn`: Theorem 4.3 (Minsky 1967): a DFA as a simple ReLU RNN with integer
 //!   weights; `dfa_run` runs it on words in any number format (`accepts_batch`), and
 //!   `dfa_verify` checks it exhaustively against the DFA (`verify`).
+//! - `tm_to_rnn`: Theorem 4.6 (Siegelmann–Sontag): a Turing machine as a simple slu RNN with
+//!   rational weights, one tick per step; `tm_layout` names its units, `tm_codec` decodes
+//!   states into configurations, `tm_run` runs, verifies and measures precision horizons.
 pub mod dfa_run;
 pub mod dfa_to_rnn;
 pub mod dfa_verify;
 pub mod two_layer_to_rnn;
+pub mod linear_form;
+pub mod tm_codec;
+pub mod tm_layout;
+pub mod tm_run;
+pub mod tm_to_rnn;

@@ -35,6 +35,17 @@ impl Dtype {
         })
     }
 
+    /// Significand bits (with the implicit bit) of a float format; None for exact.
+    pub fn precision(self) -> Option<u32> {
+        match self {
+            Dtype::Exact => None,
+            Dtype::F64 => Some(53),
+            Dtype::F32 => Some(24),
+            Dtype::Bf16 => Some(8),
+            Dtype::F16 => Some(11),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Dtype::Exact => "exact",

@@ -5,3 +5,4 @@ pub mod exact_engine;
 pub mod float_engine;
 pub mod pool;
 pub mod run;
+pub mod ticker;

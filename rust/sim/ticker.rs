@@ -1,0 +1,172 @@
+//! One sequence, one tick at a time, in any number format: what traces, machine runs and
+//! precision comparisons drive. The arithmetic is the engines' own (`ExactPlan::tick`,
+//! `FloatPlan::tick`), so a ticker's states are bit for bit those of `run` and `run_batch`.
+
+use crate::error::{SimError, SimResult};
+use crate::net::simple_rnn::SimpleRnn;
+use crate::num::dtype::Dtype;
+use crate::num::exact_vector::{approx_ratio, ExactVector};
+use crate::num::float::Float;
+use crate::num::rational::rational_from_f64;
+use crate::sim::dispatch::{dispatch_float, FloatTask};
+use crate::sim::exact_engine::{Affine, ExactPlan};
+use crate::sim::float_engine::FloatPlan;
+use malachite::base::num::arithmetic::traits::AddMulAssign;
+use malachite::{Integer, Rational};
+
+/// A network's state advanced tick by tick.
+pub trait NetTicker: Send {
+    /// h ← σ(V h + W x + b).
+    fn tick(&mut self, x: &[Rational]) -> SimResult<()>;
+    /// The state's exact values (a float state's values are exactly its binary values).
+    fn state(&self) -> Vec<Rational>;
+    /// The state as f64 approximations (cheap; for display and thresholds).
+    fn state_f64(&self) -> Vec<f64>;
+    /// The readout y = w h + c, approximately (exact runs: the exact value's nearest f64,
+    /// from the numerators' top bits, without a gcd).
+    fn output_f64(&self) -> Vec<f64>;
+    /// The readout's exact value.
+    fn output(&self) -> Vec<Rational>;
+    /// Largest bit size of the exact representation (0 for floats).
+    fn bits(&self) -> u64;
+    fn dtype(&self) -> Dtype;
+}
+
+/// A ticker for `net` in `dtype` starting from the network's h0.
+pub fn ticker(net: &SimpleRnn, dtype: Dtype, max_bits: u64) -> SimResult<Box<dyn NetTicker>> {
+    match dispatch_float(dtype, MakeFloat { net, dtype }) {
+        Some(t) => t,
+        None => {
+            let plan = ExactPlan::new(net, max_bits)?;
+            let state = plan.h0.clone();
+            Ok(Box::new(ExactTicker { plan, state, last: None }))
+        }
+    }
+}
+
+struct MakeFloat<'a> {
+    net: &'a SimpleRnn,
+    dtype: Dtype,
+}
+
+impl FloatTask for MakeFloat<'_> {
+    type Output = SimResult<Box<dyn NetTicker>>;
+    fn run<F: Float>(self) -> Self::Output {
+        let plan = FloatPlan::<F>::try_new(self.net)?;
+        let h = plan.h0.clone();
+        let next = vec![F::zero(); plan.d];
+        Ok(Box::new(FloatTicker { plan, h, next, x: Vec::new(), dtype: self.dtype }))
+    }
+}
+
+pub struct ExactTicker {
+    plan: ExactPlan,
+    state: ExactVector,
+    last: Option<(Vec<Rational>, Affine)>,
+}
+
+impl NetTicker for ExactTicker {
+    fn tick(&mut self, x: &[Rational]) -> SimResult<()> {
+        if x.len() != self.plan.n_in {
+            return Err(SimError::invalid_input(format!("an input row of {} values, expected {}", x.len(), self.plan.n_in)));
+        }
+        if !matches!(&self.last, Some((row, _)) if row.as_slice() == x) {
+            self.last = Some((x.to_vec(), self.plan.affine(x)));
+        }
+        let c = &self.last.as_ref().expect("set above").1;
+        self.state = self.plan.tick(&self.state, c)?;
+        Ok(())
+    }
+    fn state(&self) -> Vec<Rational> {
+        self.state.to_rationals()
+    }
+    fn state_f64(&self) -> Vec<f64> {
+        (0..self.state.len()).map(|i| self.state.approx(i)).collect()
+    }
+    fn output_f64(&self) -> Vec<f64> {
+        let Some((r, b)) = &self.plan.readout else { return Vec::new() };
+        let den = &r.den * &self.state.den;
+        r.rows
+            .iter()
+            .zip(b)
+            .map(|(row, bo)| {
+                let mut s = Integer::from(0);
+                for (j, w) in row {
+                    if self.state.num[*j] != 0u32 {
+                        s.add_mul_assign(w, &self.state.num[*j]);
+                    }
+                }
+                approx_ratio(&s, &den) + f64::rounding_from(bo)
+            })
+            .collect()
+    }
+    fn output(&self) -> Vec<Rational> {
+        self.plan.output(&self.state)
+    }
+    fn bits(&self) -> u64 {
+        self.state.max_bits()
+    }
+    fn dtype(&self) -> Dtype {
+        Dtype::Exact
+    }
+}
+
+trait RoundingFrom {
+    fn rounding_from(r: &Rational) -> f64;
+}
+
+impl RoundingFrom for f64 {
+    fn rounding_from(r: &Rational) -> f64 {
+        use malachite::base::num::conversion::traits::RoundingFrom as RF;
+        use malachite::base::rounding_modes::RoundingMode;
+        <f64 as RF<&Rational>>::rounding_from(r, RoundingMode::Nearest).0
+    }
+}
+
+pub struct FloatTicker<F: Float> {
+    plan: FloatPlan<F>,
+    h: Vec<F>,
+    next: Vec<F>,
+    x: Vec<F>,
+    dtype: Dtype,
+}
+
+fn exact_of<F: Float>(v: F) -> Rational {
+    // NaN and infinities have no exact value: shown as 0 by `state`, flagged by `state_f64`
+    rational_from_f64(v.to_f64()).unwrap_or_else(|_| Rational::from(0))
+}
+
+impl<F: Float> NetTicker for FloatTicker<F> {
+    fn tick(&mut self, x: &[Rational]) -> SimResult<()> {
+        if x.len() != self.plan.n_in {
+            return Err(SimError::invalid_input(format!("an input row of {} values, expected {}", x.len(), self.plan.n_in)));
+        }
+        self.x.clear();
+        self.x.extend(x.iter().map(F::from_rational));
+        self.plan.tick(&self.h, &self.x, &mut self.next);
+        std::mem::swap(&mut self.h, &mut self.next);
+        Ok(())
+    }
+    fn state(&self) -> Vec<Rational> {
+        self.h.iter().map(|&v| exact_of(v)).collect()
+    }
+    fn state_f64(&self) -> Vec<f64> {
+        self.h.iter().map(|v| v.to_f64()).collect()
+    }
+    fn output_f64(&self) -> Vec<f64> {
+        let mut y = vec![F::zero(); self.plan.n_out];
+        self.plan.output(&self.h, &mut y);
+        y.iter().map(|v| v.to_f64()).collect()
+    }
+    fn output(&self) -> Vec<Rational> {
+        let mut y = vec![F::zero(); self.plan.n_out];
+        self.plan.output(&self.h, &mut y);
+        y.into_iter().map(exact_of).collect()
+    }
+    fn bits(&self) -> u64 {
+        0
+    }
+    fn dtype(&self) -> Dtype {
+        self.dtype
+    }
+}
