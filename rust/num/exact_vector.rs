@@ -1,57 +1,82 @@
-//! Vectors of exact rationals stored as integer numerators over ONE shared denominator.
+//! Vectors of exact rationals as small integer parts plus numerators over ONE shared
+//! denominator.
 //!
-//! h = (n_1, …, n_d) / D with n_i ∈ ℤ and D ∈ ℕ⁺. A tick of an RNN then needs no gcd: sums
-//! of products of small integer weights with the numerators stay over a common denominator,
-//! exact zeros are skipped, and the value 1 is the numerator D. The representation is kept
-//! small lazily: a cheap strip of the common power of two after every tick (the constructions'
-//! denominators are powers of 2 and 4), and a full gcd only when D has grown by a quarter
-//! since the last one (so its cost is amortised over many ticks). See `normalize`.
+//! h_i = int_i + n_i / D with int_i ∈ i64, n_i ∈ ℤ and D ∈ ℕ⁺. Units whose value is an integer
+//! (the 0/1 gates and thresholds of every compiled machine) live in `int` and never touch a
+//! big number; only genuinely fractional values (stack encodings, counters) are numerators over
+//! D, so a tick's big-number work is proportional to the number of fractional units, not to
+//! the network's size. Sums of products of small integer weights with the numerators stay over
+//! the common denominator, so a tick needs no gcd. The representation is kept small lazily: a
+//! cheap strip of the common power of two after every tick (the constructions' denominators are
+//! powers of 2 and 4), a full gcd only when D has grown by a quarter since the last one (its
+//! cost amortised over many ticks), and D = 1 whenever no value is fractional. See `normalize`.
 
 use malachite::base::num::arithmetic::traits::{DivExactAssign, Gcd, Lcm};
 use malachite::base::num::logic::traits::SignificantBits;
 use malachite::{Integer, Natural, Rational};
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ExactVector {
+    /// integer parts
+    pub int: Vec<i64>,
+    /// fractional parts' numerators over `den`
     pub num: Vec<Integer>,
     pub den: Natural,
     /// bit size of `den` after the last full gcd reduction (drives `normalize`)
     reduced_bits: u64,
 }
 
+impl PartialEq for ExactVector {
+    /// Equal values (the split into integer and fractional parts may differ).
+    fn eq(&self, o: &Self) -> bool {
+        self.len() == o.len() && (0..self.len()).all(|i| self.get(i) == o.get(i))
+    }
+}
+
 impl ExactVector {
     pub fn zeros(d: usize) -> Self {
-        ExactVector { num: vec![Integer::from(0); d], den: Natural::from(1u32), reduced_bits: 1 }
+        ExactVector { int: vec![0; d], num: vec![Integer::from(0); d], den: Natural::from(1u32), reduced_bits: 1 }
     }
 
-    /// Builds the vector over the lcm of the entries' denominators.
+    /// Integers that fit an i64 go to the integer parts, the rest over the lcm of their
+    /// denominators.
     pub fn from_rationals(values: &[Rational]) -> Self {
+        let small = |v: &Rational| -> Option<i64> {
+            if *v.denominator_ref() != 1u32 {
+                return None;
+            }
+            i64::try_from(v.numerator_ref()).ok().map(|m| if *v < 0u32 { -m } else { m })
+        };
         let mut den = Natural::from(1u32);
-        for v in values {
+        for v in values.iter().filter(|v| small(v).is_none()) {
             den = den.lcm(v.to_denominator());
         }
-        let num = values
-            .iter()
-            .map(|v| {
-                let (n, d) = v.to_numerator_and_denominator();
-                let scale = &den / d;
-                let mag = Integer::from(n * scale);
-                if *v < 0u32 { -mag } else { mag }
-            })
-            .collect();
+        let mut int = vec![0; values.len()];
+        let mut num = vec![Integer::from(0); values.len()];
+        for (i, v) in values.iter().enumerate() {
+            match small(v) {
+                Some(m) => int[i] = m,
+                None => {
+                    let (n, d) = v.to_numerator_and_denominator();
+                    let mag = Integer::from(n * (&den / d));
+                    num[i] = if *v < 0u32 { -mag } else { mag };
+                }
+            }
+        }
         let reduced_bits = den.significant_bits();
-        ExactVector { num, den, reduced_bits }
+        ExactVector { int, num, den, reduced_bits }
     }
 
+    /// Values num_i / den (no integer parts).
     pub fn from_parts(num: Vec<Integer>, den: Natural) -> Self {
         let reduced_bits = den.significant_bits();
-        ExactVector { num, den, reduced_bits }
+        ExactVector { int: vec![0; num.len()], num, den, reduced_bits }
     }
 
-    /// The next state of a run: numerators over `den`, keeping `prev`'s record of when the
-    /// last full gcd ran (so `normalize` can tell how much the denominator has grown since).
-    pub fn successor(num: Vec<Integer>, den: Natural, prev: &ExactVector) -> Self {
-        ExactVector { num, den, reduced_bits: prev.reduced_bits }
+    /// The next state of a run, keeping `prev`'s record of when the last full gcd ran (so
+    /// `normalize` can tell how much the denominator has grown since).
+    pub fn successor(int: Vec<i64>, num: Vec<Integer>, den: Natural, prev: &ExactVector) -> Self {
+        ExactVector { int, num, den, reduced_bits: prev.reduced_bits }
     }
 
     pub fn len(&self) -> usize {
@@ -62,9 +87,19 @@ impl ExactVector {
         self.num.is_empty()
     }
 
+    /// Entry i is exactly zero.
+    pub fn is_zero(&self, i: usize) -> bool {
+        self.int[i] == 0 && self.num[i] == 0u32
+    }
+
     /// The i-th entry as a reduced rational.
     pub fn get(&self, i: usize) -> Rational {
-        Rational::from_integers_ref(&self.num[i], &Integer::from(&self.den))
+        let f = if self.num[i] == 0u32 {
+            Rational::from(0)
+        } else {
+            Rational::from_integers_ref(&self.num[i], &Integer::from(&self.den))
+        };
+        f + Rational::from(self.int[i])
     }
 
     pub fn to_rationals(&self) -> Vec<Rational> {
@@ -78,6 +113,11 @@ impl ExactVector {
 
     /// Removes the common factor of two from all numerators and the denominator.
     pub fn strip_twos(&mut self) {
+        if self.num.iter().all(|n| *n == 0u32) {
+            self.den = Natural::from(1u32);
+            self.reduced_bits = 1;
+            return;
+        }
         let mut tz = self.den.trailing_zeros().unwrap_or(0);
         for n in &self.num {
             if tz == 0 {
@@ -90,7 +130,9 @@ impl ExactVector {
         if tz > 0 {
             self.den >>= tz;
             for n in self.num.iter_mut() {
-                *n >>= tz;
+                if *n != 0u32 {
+                    *n >>= tz;
+                }
             }
         }
     }
@@ -129,10 +171,12 @@ impl ExactVector {
         }
     }
 
-    /// f64 approximation of entry i with relative error below 2^-50, or NaN when the value
-    /// is outside the normal f64 range (callers then fall back to exact arithmetic).
+    /// f64 approximation of entry i with relative error below 2^-50 (of the fractional part,
+    /// plus the rounding of the sum), or NaN when outside the normal f64 range (callers then
+    /// fall back to exact arithmetic).
     pub fn approx(&self, i: usize) -> f64 {
-        approx_ratio(&self.num[i], &self.den)
+        let f = if self.num[i] == 0u32 { 0.0 } else { approx_ratio(&self.num[i], &self.den) };
+        f + self.int[i] as f64
     }
 }
 
@@ -206,7 +250,7 @@ mod tests {
         let mut v = start.clone();
         for k in 1..200u64 {
             let den = Natural::from(3u32).pow(k);
-            v = ExactVector::successor(vec![Integer::from(&den)], den, &v);
+            v = ExactVector::successor(vec![0], vec![Integer::from(&den)], den, &v);
             v.normalize();
             assert!(v.den.significant_bits() < 200, "denominator kept growing: {} bits", v.den.significant_bits());
         }

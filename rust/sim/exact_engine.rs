@@ -23,6 +23,8 @@ use crate::net::matrix::RatMatrix;
 use crate::net::simple_rnn::SimpleRnn;
 use crate::num::exact_vector::{approx_ratio, ExactVector};
 use malachite::base::num::arithmetic::traits::{AddMulAssign, DivExact, Gcd, Lcm};
+use malachite::base::num::conversion::traits::{ExactFrom, RoundingFrom};
+use malachite::base::rounding_modes::RoundingMode;
 use malachite::{Integer, Natural, Rational};
 
 /// Default cap on the bit size of any exact numerator or denominator.
@@ -63,12 +65,44 @@ fn scaled_numerator(v: &Rational, den: &Natural) -> Integer {
     if *v < 0u32 { -mag } else { mag }
 }
 
-/// The constant part c = W x + b of one tick, over its denominator, with f64 approximations.
+/// The constant part c = W x + b of one tick, over its denominator, with f64 approximations,
+/// and the small form the integer fast path uses: ĉ_i·(L/d_c) over L = lcm(d_V, d_c).
 #[derive(Debug, Clone)]
 pub struct Affine {
     pub num: Vec<Integer>,
     pub den: Natural,
     pub approx: Vec<f64>,
+    /// L = lcm(d_V, d_c)
+    l: Natural,
+    /// L as i128, L/d_V, and ĉ_i·(L/d_c), when they fit an i128
+    small: Option<(i128, i128, Vec<Option<i128>>)>,
+}
+
+/// The fractional inputs' f64 contributions to each unit: sum, magnitude, term count.
+struct Frac {
+    has: Vec<bool>,
+    sum: Vec<f64>,
+    mag: Vec<f64>,
+    terms: Vec<f64>,
+}
+
+impl Frac {
+    fn new(d: usize) -> Self {
+        Frac { has: vec![false; d], sum: vec![0.0; d], mag: vec![0.0; d], terms: vec![0.0; d] }
+    }
+    #[inline]
+    fn add(&mut self, i: usize, t: f64) {
+        self.has[i] = true;
+        self.sum[i] += t;
+        self.mag[i] += t.abs();
+        self.terms[i] += 1.0;
+    }
+}
+
+/// A unit's new value: an i64 integer, or a numerator over the tick's denominator E.
+enum Out {
+    Int(i64),
+    Frac(Integer),
 }
 
 /// A network prepared for exact runs.
@@ -78,6 +112,10 @@ pub struct ExactPlan {
     pub n_in: usize,
     pub activation: Activation,
     pub v: SparseInt,
+    /// V by columns: v_cols.rows[j] = [(i, V̂_ij)] (the tick propagates from nonzero units)
+    v_cols: SparseInt,
+    /// v_cols entries as i128 (None where they do not fit), parallel to `v_cols.rows`
+    v_cols_small: Vec<Vec<Option<i128>>>,
     /// W stored by columns: w_cols.rows[k] = [(i, Ŵ_ik)]
     pub w_cols: SparseInt,
     pub b: Vec<Rational>,
@@ -86,14 +124,23 @@ pub struct ExactPlan {
     pub max_bits: u64,
 }
 
+fn to_i128(n: &Integer) -> Option<i128> {
+    i128::try_from(n).ok()
+}
+
 impl ExactPlan {
     pub fn new(net: &SimpleRnn, max_bits: u64) -> SimResult<Self> {
         net.activation.require_exact()?;
+        let v = SparseInt::from_matrix(&net.v);
+        let v_cols = SparseInt::from_matrix(&net.v.transpose());
+        let v_cols_small = v_cols.rows.iter().map(|r| r.iter().map(|(_, w)| to_i128(w)).collect()).collect();
         Ok(ExactPlan {
             d: net.hidden_size(),
             n_in: net.input_size(),
             activation: net.activation,
-            v: SparseInt::from_matrix(&net.v),
+            v,
+            v_cols,
+            v_cols_small,
             w_cols: SparseInt::from_matrix(&net.w.transpose()),
             b: net.b.clone(),
             readout: net.readout.as_ref().map(|r| (SparseInt::from_matrix(&r.w), r.b.clone())),
@@ -115,31 +162,83 @@ impl ExactPlan {
                 c[*i] += Rational::from(w) * &scale;
             }
         }
-        let v = ExactVector::from_rationals(&c);
-        let approx = (0..v.len()).map(|i| v.approx(i)).collect();
-        Affine { num: v.num, den: v.den, approx }
+        let mut den = Natural::from(1u32);
+        for r in &c {
+            den = den.lcm(r.to_denominator());
+        }
+        let num: Vec<Integer> = c.iter().map(|r| scaled_numerator(r, &den)).collect();
+        let approx = num.iter().map(|n| approx_ratio(n, &den)).collect();
+        let l = (&self.v.den).lcm(&den);
+        let small = (|| {
+            let l_s = i128::try_from(&l).ok()?;
+            let fv = i128::try_from(&(&l / &self.v.den)).ok()?;
+            let fc = Integer::from(&l / &den);
+            let cs = num.iter().map(|n| to_i128(&(n * &fc))).collect();
+            Some((l_s, fv, cs))
+        })();
+        Affine { num, den, approx, l, small }
     }
 
     /// One tick: h ↦ σ(V h + c).
+    ///
+    /// The tick propagates from the nonzero units only (by columns of V). Per unit: the
+    /// integer parts are summed in i128 over L = lcm(d_V, d_c) (no big number); if no input of
+    /// the unit is fractional, that is the exact pre-activation. Otherwise the f64 interval
+    /// filter settles saturated units, and only the rest do big-number work over
+    /// E = lcm(d_V·D, L):  P = f_V·Σ_j V̂_ij n_j + f_L·s,  f_V = E/(d_V D), f_L = E/L.
     pub fn tick(&self, h: &ExactVector, c: &Affine) -> SimResult<ExactVector> {
+        let d = self.d;
         let base = &self.v.den * &h.den;
-        let (e, f_v, f_c) = if c.den == 1u32 {
-            (base.clone(), Natural::from(1u32), base)
+        let g = (&c.l).gcd(&(&base % &c.l));
+        let f_v = Integer::from(&c.l / &g);
+        let e = &base * Natural::exact_from(&f_v);
+        // f_L = base/g, computed as (d_V/g)·D when g divides d_V (no big division)
+        let f_l = if (&self.v.den % &g) == 0u32 {
+            Integer::from(&(&self.v.den / &g) * &h.den)
         } else {
-            let g = (&c.den).gcd(&(&base % &c.den));
-            let f_v = (&c.den).div_exact(&g);
-            let f_c = (&base).div_exact(&g);
-            (&base * &f_v, f_v, f_c)
+            Integer::from(&base / &g)
         };
-        let h_approx: Vec<f64> = (0..h.len()).map(|j| h.approx(j)).collect();
-        let f_v = Integer::from(f_v);
-        let f_c = Integer::from(f_c);
         let e_int = Integer::from(&e);
-        let mut out = Vec::with_capacity(self.d);
-        for i in 0..self.d {
-            out.push(self.unit(i, h, &h_approx, c, &f_v, &f_c, &e_int));
+        // accumulate from the nonzero units
+        let mut small: Vec<Option<i128>> = match &c.small {
+            Some((_, _, cs)) => cs.clone(),
+            None => vec![None; d],
+        };
+        let fv_l = c.small.as_ref().map(|(_, fv, _)| *fv);
+        let mut frac = Frac::new(d);
+        for j in 0..h.len() {
+            let ij = h.int[j];
+            if ij != 0 {
+                for ((i, _), w) in self.v_cols.rows[j].iter().zip(&self.v_cols_small[j]) {
+                    small[*i] = small[*i].and_then(|s| w.and_then(|w| w.checked_mul(ij as i128)?.checked_mul(fv_l?)?.checked_add(s)));
+                }
+            }
+            if h.num[j] != 0u32 {
+                let a = approx_ratio(&h.num[j], &h.den);
+                for ((i, _), w) in self.v_cols.rows[j].iter().zip(&self.v_cols.approx[j]) {
+                    frac.add(*i, w * a);
+                }
+            }
         }
-        let mut next = ExactVector::successor(out, e, h);
+        let mut int = vec![0i64; d];
+        let mut num = vec![Integer::from(0); d];
+        for i in 0..d {
+            let out = match (small[i], frac.has[i], &c.small) {
+                (Some(s), false, Some((l, _, _))) => self.activate_small(s, *l, &f_l),
+                (s, has, _) => {
+                    let decided = if has { self.decide(i, h, &frac, s, c) } else { None };
+                    match decided {
+                        Some(v) => Out::Int(i64::from(v)),
+                        None => self.big_unit(i, h, s, c, (&f_v, &f_l, &e, &e_int)),
+                    }
+                }
+            };
+            match out {
+                Out::Int(v) => int[i] = v,
+                Out::Frac(n) => num[i] = n,
+            }
+        }
+        let mut next = ExactVector::successor(int, num, e, h);
         next.normalize();
         let bits = next.max_bits();
         if bits > self.max_bits {
@@ -151,82 +250,152 @@ impl ExactPlan {
         Ok(next)
     }
 
-    /// Unit i's new numerator over E.
-    #[allow(clippy::too_many_arguments)]
-    fn unit(&self, i: usize, h: &ExactVector, h_approx: &[f64], c: &Affine, f_v: &Integer, f_c: &Integer, e: &Integer) -> Integer {
-        if let Some(v) = self.decide(i, h, h_approx, c) {
-            return if v { e.clone() } else { Integer::from(0) };
-        }
-        let mut s = Integer::from(0);
+    /// Unit i's value from big-number arithmetic over E (`s`: its integer parts over L, or
+    /// None when they overflowed i128, in which case they are added as big numbers too).
+    fn big_unit(&self, i: usize, h: &ExactVector, s: Option<i128>, c: &Affine, f: (&Integer, &Integer, &Natural, &Integer)) -> Out {
+        let (f_v, f_l, e, e_int) = f;
+        let mut p = Integer::from(0);
         for (j, w) in &self.v.rows[i] {
-            let n = &h.num[*j];
-            if *n != 0u32 {
-                s.add_mul_assign(w, n);
+            if h.num[*j] != 0u32 {
+                p.add_mul_assign(w, &h.num[*j]);
+            }
+            if s.is_none() && h.int[*j] != 0 {
+                p.add_mul_assign(w, Integer::from(h.int[*j]) * Integer::from(&h.den));
             }
         }
         if *f_v != 1u32 {
-            s *= f_v;
+            p *= f_v;
         }
-        if c.num[i] != 0u32 {
-            s.add_mul_assign(&c.num[i], f_c);
-        }
-        match self.activation {
-            Activation::Identity => s,
-            Activation::Relu => if s > 0u32 { s } else { Integer::from(0) },
-            Activation::Slu => {
-                if s <= 0u32 { Integer::from(0) } else if &s >= e { e.clone() } else { s }
+        match s {
+            Some(0) => {}
+            Some(s) => p.add_mul_assign(Integer::from(s), f_l),
+            None => {
+                if c.num[i] != 0u32 {
+                    p.add_mul_assign(&c.num[i], Integer::from(e / &c.den));
+                }
             }
-            Activation::Step => if s > 0u32 { e.clone() } else { Integer::from(0) },
+        }
+        self.activate_big(p, e_int)
+    }
+
+    /// σ(s/L) for an exact small pre-activation.
+    fn activate_small(&self, s: i128, l: i128, f_l: &Integer) -> Out {
+        let frac = |s: i128| -> Out {
+            if s % l == 0 {
+                if let Ok(v) = i64::try_from(s / l) {
+                    return Out::Int(v);
+                }
+            }
+            Out::Frac(Integer::from(s) * f_l)
+        };
+        match self.activation {
+            Activation::Identity => frac(s),
+            Activation::Relu => if s > 0 { frac(s) } else { Out::Int(0) },
+            Activation::Slu => if s <= 0 { Out::Int(0) } else if s >= l { Out::Int(1) } else { frac(s) },
+            Activation::Step => Out::Int(i64::from(s > 0)),
+            Activation::Tanh | Activation::Sigmoid => unreachable!("rejected by ExactPlan::new"),
+        }
+    }
+
+    /// σ(P/E) for a pre-activation over the tick's denominator.
+    fn activate_big(&self, p: Integer, e: &Integer) -> Out {
+        let frac = |p: Integer| if p == 0u32 { Out::Int(0) } else if &p == e { Out::Int(1) } else { Out::Frac(p) };
+        match self.activation {
+            Activation::Identity => frac(p),
+            Activation::Relu => if p > 0u32 { frac(p) } else { Out::Int(0) },
+            Activation::Slu => if p <= 0u32 { Out::Int(0) } else if &p >= e { Out::Int(1) } else { frac(p) },
+            Activation::Step => Out::Int(i64::from(p > 0u32)),
             Activation::Tanh | Activation::Sigmoid => unreachable!("rejected by ExactPlan::new"),
         }
     }
 
     /// Some(false) if unit i is certainly 0, Some(true) if certainly 1, None if undecided.
-    fn decide(&self, i: usize, h: &ExactVector, h_approx: &[f64], c: &Affine) -> Option<bool> {
+    /// The integer part s/L is exact (rounded once to f64); the fractional inputs are
+    /// approximated with relative error < 2^-50 each, and the error bound is summed
+    /// conservatively.
+    fn decide(&self, i: usize, h: &ExactVector, frac: &Frac, s: Option<i128>, c: &Affine) -> Option<bool> {
         if matches!(self.activation, Activation::Identity) {
             return None;
         }
-        let mut s = c.approx[i];
-        let mut mag = s.abs();
-        let mut terms = 1.0;
-        for ((j, _), w) in self.v.rows[i].iter().zip(&self.v.approx[i]) {
-            if h.num[*j] == 0u32 {
-                continue;
+        let (mut acc, mut mag, mut terms) = match (s, &c.small) {
+            (Some(s), Some((l, _, _))) => {
+                let v = s as f64 / *l as f64;
+                (v, v.abs(), 2.0)
             }
-            let t = w * h_approx[*j];
-            s += t;
-            mag += t.abs();
-            terms += 1.0;
-        }
-        if !s.is_finite() || !mag.is_finite() {
+            _ => {
+                // integer parts through the f64 weights
+                let mut a = c.approx[i];
+                let mut m = a.abs();
+                let mut t = 1.0;
+                for ((j, _), w) in self.v.rows[i].iter().zip(&self.v.approx[i]) {
+                    if h.int[*j] != 0 {
+                        let x = w * h.int[*j] as f64;
+                        a += x;
+                        m += x.abs();
+                        t += 1.0;
+                    }
+                }
+                (a, m, t)
+            }
+        };
+        acc += frac.sum[i];
+        mag += frac.mag[i];
+        terms += frac.terms[i];
+        if !acc.is_finite() || !mag.is_finite() {
             return None;
         }
         // each term has relative error < 2^-49 (two approximations and a product), and each
         // of the `terms` additions adds at most 2^-53 of the running magnitude
         let err = mag * (terms + 4.0) * 2f64.powi(-48);
         match self.activation {
-            Activation::Relu | Activation::Step | Activation::Slu if s + err < 0.0 => Some(false),
-            Activation::Slu if s - err > 1.0 => Some(true),
-            Activation::Step if s - err > 0.0 => Some(true),
+            Activation::Relu | Activation::Step | Activation::Slu if acc + err < 0.0 => Some(false),
+            Activation::Slu if acc - err > 1.0 => Some(true),
+            Activation::Step if acc - err > 0.0 => Some(true),
             _ => None,
         }
     }
 
-    /// y = w h + c for the readout, as reduced rationals.
+    /// y = w h + c for the readout, as reduced rationals: the integer parts in small
+    /// rationals, the fractional parts over d_w·D (one gcd, only when they are nonzero).
     pub fn output(&self, h: &ExactVector) -> Vec<Rational> {
         let Some((r, b)) = &self.readout else { return Vec::new() };
         let den = Integer::from(&r.den * &h.den);
+        let wd = Rational::from(&r.den);
+        r.rows
+            .iter()
+            .zip(b)
+            .map(|(row, bo)| {
+                let mut small = Integer::from(0);
+                let mut s = Integer::from(0);
+                for (j, w) in row {
+                    if h.num[*j] != 0u32 {
+                        s.add_mul_assign(w, &h.num[*j]);
+                    }
+                    if h.int[*j] != 0 {
+                        small += w * Integer::from(h.int[*j]);
+                    }
+                }
+                let big = if s == 0u32 { Rational::from(0) } else { Rational::from_integers(s, den.clone()) };
+                big + Rational::from(small) / &wd + bo
+            })
+            .collect()
+    }
+
+    /// The readout approximately (f64), without any gcd: for thresholds on long runs.
+    pub fn output_approx(&self, h: &ExactVector) -> Vec<f64> {
+        let Some((r, b)) = &self.readout else { return Vec::new() };
+        let den = &r.den * &h.den;
         r.rows
             .iter()
             .zip(b)
             .map(|(row, bo)| {
                 let mut s = Integer::from(0);
                 for (j, w) in row {
-                    if h.num[*j] != 0u32 {
-                        s.add_mul_assign(w, &h.num[*j]);
+                    if !h.is_zero(*j) {
+                        s.add_mul_assign(w, Integer::from(h.int[*j]) * Integer::from(&h.den) + &h.num[*j]);
                     }
                 }
-                Rational::from_integers(s, den.clone()) + bo
+                approx_ratio(&s, &den) + f64::rounding_from(bo, RoundingMode::Nearest).0
             })
             .collect()
     }

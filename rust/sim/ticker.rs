@@ -5,14 +5,13 @@
 use crate::error::{SimError, SimResult};
 use crate::net::simple_rnn::SimpleRnn;
 use crate::num::dtype::Dtype;
-use crate::num::exact_vector::{approx_ratio, ExactVector};
+use crate::num::exact_vector::ExactVector;
 use crate::num::float::Float;
 use crate::num::rational::rational_from_f64;
 use crate::sim::dispatch::{dispatch_float, FloatTask};
 use crate::sim::exact_engine::{Affine, ExactPlan};
 use crate::sim::float_engine::FloatPlan;
-use malachite::base::num::arithmetic::traits::AddMulAssign;
-use malachite::{Integer, Rational};
+use malachite::Rational;
 
 /// A network's state advanced tick by tick.
 pub trait NetTicker: Send {
@@ -84,21 +83,7 @@ impl NetTicker for ExactTicker {
         (0..self.state.len()).map(|i| self.state.approx(i)).collect()
     }
     fn output_f64(&self) -> Vec<f64> {
-        let Some((r, b)) = &self.plan.readout else { return Vec::new() };
-        let den = &r.den * &self.state.den;
-        r.rows
-            .iter()
-            .zip(b)
-            .map(|(row, bo)| {
-                let mut s = Integer::from(0);
-                for (j, w) in row {
-                    if self.state.num[*j] != 0u32 {
-                        s.add_mul_assign(w, &self.state.num[*j]);
-                    }
-                }
-                approx_ratio(&s, &den) + f64::rounding_from(bo)
-            })
-            .collect()
+        self.plan.output_approx(&self.state)
     }
     fn output(&self) -> Vec<Rational> {
         self.plan.output(&self.state)
@@ -108,18 +93,6 @@ impl NetTicker for ExactTicker {
     }
     fn dtype(&self) -> Dtype {
         Dtype::Exact
-    }
-}
-
-trait RoundingFrom {
-    fn rounding_from(r: &Rational) -> f64;
-}
-
-impl RoundingFrom for f64 {
-    fn rounding_from(r: &Rational) -> f64 {
-        use malachite::base::num::conversion::traits::RoundingFrom as RF;
-        use malachite::base::rounding_modes::RoundingMode;
-        <f64 as RF<&Rational>>::rounding_from(r, RoundingMode::Nearest).0
     }
 }
 
