@@ -18,7 +18,7 @@ fn main() {
         _ => Encoding::Base4,
     };
     let tm = builtin(name).expect("a built-in machine");
-    let c = tm_to_rnn(&tm, TmOptions { encoding, ..TmOptions::default() }).expect("compiles");
+    let c = std::sync::Arc::new(tm_to_rnn(&tm, TmOptions { encoding, ..TmOptions::default() }).expect("compiles"));
     let t0 = Instant::now();
     let r = run_tm(&c, &[], Dtype::Exact, steps, DEFAULT_MAX_BITS, &Control::new()).expect("runs");
     let dt = t0.elapsed().as_secs_f64();

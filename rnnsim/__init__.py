@@ -15,7 +15,9 @@ from .errors import (
     UnsupportedError,
 )
 from .compiled import CompiledDFA, compile, extract, two_layer_to_rnn
+from .compiled_tm import CompiledRun, CompiledTM, Snapshot, TMView
 from .dfa import DFA, parity, tomita
+from .turing import TMRun, TuringMachine
 from .network import BatchRun, Linear, Run, SimpleRNN, load, loads
 
 __version__ = _core.__version__
@@ -23,6 +25,12 @@ __version__ = _core.__version__
 __all__ = [
     "BatchRun",
     "CompiledDFA",
+    "CompiledRun",
+    "CompiledTM",
+    "Snapshot",
+    "TMRun",
+    "TMView",
+    "TuringMachine",
     "DFA",
     "compile",
     "extract",

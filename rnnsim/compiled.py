@@ -76,15 +76,29 @@ class CompiledDFA:
         return f"CompiledDFA(states={len(self.dfa.states)}, alphabet={self.dfa.alphabet}, hidden={self.hidden_size})"
 
 
-def compile(machine: Any, **options: Any) -> CompiledDFA:
+def compile(machine: Any, **options: Any) -> Any:
     """Compiles a machine into a network that provably simulates it.
 
-    DFA → CompiledDFA (Theorem 4.3). Options are construction-specific."""
+    - DFA -> CompiledDFA (Theorem 4.3, Minsky; ReLU, integer weights). No options.
+    - TuringMachine -> CompiledTM (Theorem 4.6, Siegelmann-Sontag; slu, rational weights,
+      one tick per step). Options: ``encoding="base4"|"cantor3"``, ``base=None`` (base4: the
+      stacks' base, default 2|Γ|), ``counter=True`` (two-way tapes: keep the head-position
+      counter so the head decodes absolutely), ``penalty="tight"|"syntactic"``.
+    """
+    from .turing import TuringMachine
+
     if isinstance(machine, DFA):
         if options:
             raise InvalidInputError(f"compile(DFA) takes no options, got {sorted(options)}")
         return CompiledDFA(_core.compile_dfa(machine._core), machine)
-    raise UnsupportedError(f"cannot compile a {type(machine).__name__}: expected an rnnsim.DFA")
+    if isinstance(machine, TuringMachine):
+        from .compiled_tm import CompiledTM
+
+        allowed = {"encoding", "base", "counter", "penalty"}
+        if set(options) - allowed:
+            raise InvalidInputError(f"compile(TuringMachine) options are {sorted(allowed)}, got {sorted(set(options) - allowed)}")
+        return CompiledTM(_core.compile_tm(machine._core, **options), machine)
+    raise UnsupportedError(f"cannot compile a {type(machine).__name__}: expected an rnnsim.DFA or rnnsim.TuringMachine")
 
 
 def extract(obj: Any, alphabet: dict[str, Sequence[Any]] | None = None, threshold: Any = Fraction(1, 2),

@@ -14,10 +14,11 @@ use crate::num::dtype::Dtype;
 use crate::sim::cancel::Control;
 use crate::sim::ticker::{ticker, NetTicker};
 use malachite::Rational;
+use std::sync::Arc;
 
 /// A compiled machine's network fed with a word then EOS, one tick per call.
-pub struct TmTicker<'a> {
-    pub ctm: &'a CompiledTm,
+pub struct TmTicker {
+    pub ctm: Arc<CompiledTm>,
     pub net: Box<dyn NetTicker>,
     word: Vec<usize>,
     rows: Vec<Vec<Rational>>,
@@ -27,9 +28,9 @@ pub struct TmTicker<'a> {
     start_verdict: Option<i32>,
 }
 
-impl<'a> TmTicker<'a> {
+impl TmTicker {
     /// `word`: tape-symbol indices, each an input symbol (else `InvalidInput`).
-    pub fn new(ctm: &'a CompiledTm, word: &[usize], dtype: Dtype, max_bits: u64) -> SimResult<Self> {
+    pub fn new(ctm: Arc<CompiledTm>, word: &[usize], dtype: Dtype, max_bits: u64) -> SimResult<Self> {
         let mut p = Vec::new();
         for (i, &s) in word.iter().enumerate() {
             if ctm.input_column(s).is_none() {
@@ -123,8 +124,8 @@ pub struct TmNetRun {
 
 /// Runs the network on `word` until the readout says the machine stopped, or `max_steps`
 /// TM steps. Polls `ctl` every tick and reports progress in ticks every 4096.
-pub fn run_tm(ctm: &CompiledTm, word: &[usize], dtype: Dtype, max_steps: u64, max_bits: u64, ctl: &Control) -> SimResult<TmNetRun> {
-    let mut t = TmTicker::new(ctm, word, dtype, max_bits)?;
+pub fn run_tm(ctm: &Arc<CompiledTm>, word: &[usize], dtype: Dtype, max_steps: u64, max_bits: u64, ctl: &Control) -> SimResult<TmNetRun> {
+    let mut t = TmTicker::new(ctm.clone(), word, dtype, max_bits)?;
     let mut max_seen = 0;
     while t.tick < t.word_len() {
         ctl.check()?;
@@ -175,8 +176,8 @@ pub struct TmMismatch {
 /// decoded configuration and readout must equal the interpreter's configuration and verdict
 /// (CONSTRUCTION.md §8). Checks `max_steps` steps (or until the machine stops, plus one
 /// frozen tick). None if all agree.
-pub fn verify_tm(ctm: &CompiledTm, word: &[usize], max_steps: u64, max_bits: u64, ctl: &Control) -> SimResult<Option<TmMismatch>> {
-    let mut t = TmTicker::new(ctm, word, Dtype::Exact, max_bits)?;
+pub fn verify_tm(ctm: &Arc<CompiledTm>, word: &[usize], max_steps: u64, max_bits: u64, ctl: &Control) -> SimResult<Option<TmMismatch>> {
+    let mut t = TmTicker::new(ctm.clone(), word, Dtype::Exact, max_bits)?;
     let tm = &ctm.tm;
     while t.tick < t.word_len() {
         t.advance()?;
@@ -220,12 +221,12 @@ pub fn verify_tm(ctm: &CompiledTm, word: &[usize], max_steps: u64, max_bits: u64
 /// [`Reading::Rounded`], as deep as the exact stacks plus one symbol) differs from the exact
 /// run's, or whose readout differs; None if they agree for `max_steps` steps or until the
 /// machine stops. Step 0 means the word was already loaded wrongly.
-pub fn precision_horizon(ctm: &CompiledTm, word: &[usize], dtype: Dtype, max_steps: u64, max_bits: u64, ctl: &Control) -> SimResult<Option<u64>> {
+pub fn precision_horizon(ctm: &Arc<CompiledTm>, word: &[usize], dtype: Dtype, max_steps: u64, max_bits: u64, ctl: &Control) -> SimResult<Option<u64>> {
     if dtype == Dtype::Exact {
         return Ok(None);
     }
-    let mut exact = TmTicker::new(ctm, word, Dtype::Exact, max_bits)?;
-    let mut float = TmTicker::new(ctm, word, dtype, max_bits)?;
+    let mut exact = TmTicker::new(ctm.clone(), word, Dtype::Exact, max_bits)?;
+    let mut float = TmTicker::new(ctm.clone(), word, dtype, max_bits)?;
     while exact.tick < exact.word_len() {
         exact.advance()?;
         float.advance()?;

@@ -3,6 +3,7 @@
 //! with missing transitions, accept/reject states and one-way tapes, in both encodings.
 
 use super::*;
+use std::sync::Arc;
 use crate::compile::tm_run::{precision_horizon, run_tm, verify_tm};
 use crate::machine::random::SplitMix64;
 use crate::machine::tm::{Status, TuringMachine};
@@ -13,8 +14,8 @@ use crate::sim::exact_engine::DEFAULT_MAX_BITS;
 
 const ENCODINGS: [Encoding; 2] = [Encoding::Base4, Encoding::Cantor3];
 
-fn compile(tm: &TuringMachine, enc: Encoding) -> CompiledTm {
-    tm_to_rnn(tm, TmOptions { encoding: enc, ..TmOptions::default() }).unwrap()
+fn compile(tm: &TuringMachine, enc: Encoding) -> Arc<CompiledTm> {
+    Arc::new(tm_to_rnn(tm, TmOptions { encoding: enc, ..TmOptions::default() }).unwrap())
 }
 
 fn check(tm: &TuringMachine, enc: Encoding, word: &[usize], max_steps: u64) {
@@ -23,7 +24,7 @@ fn check(tm: &TuringMachine, enc: Encoding, word: &[usize], max_steps: u64) {
     assert!(m.is_none(), "{enc:?} {:?} on {word:?}: {m:?}", tm.tape);
 }
 
-fn nnz(c: &CompiledTm) -> (usize, usize, usize) {
+fn nnz(c: &Arc<CompiledTm>) -> (usize, usize, usize) {
     let n = &c.network;
     (n.v.nonzeros(), n.w.nonzeros(), n.b.iter().filter(|x| **x != 0u32).count())
 }
@@ -153,10 +154,10 @@ fn run_agrees_with_interpreter_on_stop_and_verdict() {
 fn syntactic_penalty_and_no_counter_still_simulate() {
     let tm = builtin("bb4").unwrap();
     for enc in ENCODINGS {
-        let c = tm_to_rnn(&tm, TmOptions { encoding: enc, penalty: Penalty::Syntactic, ..TmOptions::default() }).unwrap();
+        let c = Arc::new(tm_to_rnn(&tm, TmOptions { encoding: enc, penalty: Penalty::Syntactic, ..TmOptions::default() }).unwrap());
         assert!(verify_tm(&c, &[], 200, DEFAULT_MAX_BITS, &Control::new()).unwrap().is_none());
     }
-    let c = tm_to_rnn(&tm, TmOptions { counter: false, ..TmOptions::default() }).unwrap();
+    let c = Arc::new(tm_to_rnn(&tm, TmOptions { counter: false, ..TmOptions::default() }).unwrap());
     let r = run_tm(&c, &[], Dtype::Exact, 200, DEFAULT_MAX_BITS, &Control::new()).unwrap();
     assert_eq!((r.steps, r.view.unwrap().cells.len()), (107, 13));
 }
@@ -196,11 +197,11 @@ fn verify_catches_every_perturbation_that_changes_the_run() {
     let (mut changed, mut caught) = (0, 0);
     let triples: Vec<(usize, usize, Rational)> = c.network.v.triples().map(|(i, j, v)| (i, j, v.clone())).collect();
     for (i, j, v) in triples.iter().step_by(3) {
-        let mut bad = c.clone();
+        let mut bad = (*c).clone();
         bad.network.v.set(*i, *j, v + Rational::from_signeds(1i32, 2i32));
         if trajectory(&bad.network) != base {
             changed += 1;
-            caught += usize::from(verify_tm(&bad, &[], 100, DEFAULT_MAX_BITS, &Control::new()).unwrap().is_some());
+            caught += usize::from(verify_tm(&Arc::new(bad), &[], 100, DEFAULT_MAX_BITS, &Control::new()).unwrap().is_some());
         }
     }
     assert!(changed > 10, "only {changed} perturbations changed the run");

@@ -5,6 +5,7 @@ mod convert;
 mod interrupt;
 mod machines;
 mod network;
+mod turing;
 
 use pyo3::prelude::*;
 
@@ -18,5 +19,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(machines::compile_dfa, m)?)?;
     m.add_function(wrap_pyfunction!(machines::extract_dfa, m)?)?;
     m.add_function(wrap_pyfunction!(machines::two_layer_to_rnn, m)?)?;
+    m.add_class::<turing::PyTuringMachine>()?;
+    m.add_class::<turing::PyCompiledTm>()?;
+    m.add_class::<turing::PyTmTrace>()?;
+    m.add_function(wrap_pyfunction!(turing::compile_tm, m)?)?;
     Ok(())
 }
