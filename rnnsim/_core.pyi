@@ -133,3 +133,78 @@ def two_layer_to_rnn(s: Tensor, u: Tensor, v: Tensor, w: Tensor, b: Tensor, out_
                      activation: str = "relu") -> SimpleRNN:
     """Lemma 4.4 (seed 001): h_t = U·ReLU(V h + W x + b), y = out_w h + out_b, h_0 = s, as one
     simple RNN of hidden size k + 1 with the same outputs at every t (readout out_w·[s U])."""
+
+TmConfigDict = dict[str, Any]
+
+class TuringMachine:
+    """A deterministic Turing machine with accept/reject/halt states and a one-way or two-way
+    tape (Sipser 2013, Def. 3.3; busy-beaver conventions of bbchallenge.org). A missing
+    transition stops and rejects without counting a step. Immutable, validated at once."""
+
+    def __init__(self, states: list[str], input_alphabet: list[str], tape_alphabet: list[str], blank: str,
+                 transitions: list[tuple[str, str, str, str, str]], start: str, accept: list[str],
+                 reject: list[str], halt: list[str], tape: str) -> None: ...
+    @staticmethod
+    def parse(text: str) -> TuringMachine:
+        """The busy-beaver text format, e.g. "1RB1LB_1LA1RZ" (InvalidInputError saying where)."""
+    def format(self) -> str: ...
+    @staticmethod
+    def builtin(name: str) -> TuringMachine: ...
+    @staticmethod
+    def builtin_names() -> list[str]: ...
+    @staticmethod
+    def random(n_states: int, n_symbols: int, seed: int) -> TuringMachine: ...
+    states: list[str]
+    input_alphabet: list[str]
+    tape_alphabet: list[str]
+    blank: str
+    start: str
+    accept: list[str]
+    reject: list[str]
+    halt: list[str]
+    tape: str
+    transitions: list[tuple[str, str, str, str, str]]
+    def run(self, input: list[str], max_steps: int) -> TmConfigDict:
+        """The reference interpreter: {state, head, offset, tape, steps, status}."""
+    def configs(self, input: list[str], max_steps: int, limit: int) -> list[TmConfigDict]: ...
+
+class CompiledTM:
+    """Theorem 4.6 (Siegelmann–Sontag): h_t = slu(V h_{t−1} + W x_t + b), rational weights,
+    |w| loading ticks then one tick per TM step; readout 0 while running, ±1 once stopped."""
+
+    network: SimpleRNN
+    machine: TuringMachine
+    encoding: str
+    bases: tuple[int, int]
+    unit_names: list[str]
+    unit_kinds: list[str]
+    input_columns: list[str]
+    def encode(self, word: list[str], ticks: int) -> tuple[list[int], list[str]]:
+        """The one-hot input matrix (word, then EOS up to `ticks` rows) as (shape, strings)."""
+    def decode(self, h: Tensor) -> TmConfigDict:
+        """The configuration a state encodes, exactly: {state, head, offset, tape, loading, verdict}."""
+    def run(self, word: list[str], dtype: str = "exact", max_steps: int = 10_000_000, max_bits: int = ...,
+            progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """{ticks, steps, halted, output, bits, config | decode_error}."""
+    def verify(self, word: list[str], max_steps: int = 100_000) -> dict[str, Any] | None:
+        """The exact network vs the interpreter, configuration by configuration."""
+    def precision_horizon(self, word: list[str], dtype: str = "f64", max_steps: int = 100_000) -> int | None:
+        """The first TM step where the float run decodes differently from the exact run."""
+    def tracer(self, word: list[str], dtype: str = "exact", max_bits: int = ...) -> TmTrace: ...
+
+class TmTrace:
+    """The compiled network fed word then EOS, one tick at a time."""
+
+    tick: int
+    steps: int
+    loading: bool
+    signal: int
+    bits: int
+    def advance(self, n: int = 1, stop_on_halt: bool = True) -> int: ...
+    def output(self) -> list[Any]: ...
+    def state(self) -> list[Any]: ...
+    def state_f64(self) -> list[float]: ...
+    def config(self) -> TmConfigDict | str: ...
+
+def compile_tm(tm: TuringMachine, encoding: str = "base4", base: int | None = None, counter: bool = True,
+               penalty: str = "tight") -> CompiledTM: ...

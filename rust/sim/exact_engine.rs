@@ -381,21 +381,28 @@ impl ExactPlan {
             .collect()
     }
 
-    /// The readout approximately (f64), without any gcd: for thresholds on long runs.
+    /// The readout approximately (f64), without any gcd or big product by D: for thresholds
+    /// on long runs (integer parts exactly, fractional parts to 2^-50 relative).
     pub fn output_approx(&self, h: &ExactVector) -> Vec<f64> {
         let Some((r, b)) = &self.readout else { return Vec::new() };
         let den = &r.den * &h.den;
+        let wd = approx_ratio(&Integer::from(1), &r.den);
         r.rows
             .iter()
             .zip(b)
             .map(|(row, bo)| {
                 let mut s = Integer::from(0);
+                let mut small = 0.0;
                 for (j, w) in row {
-                    if !h.is_zero(*j) {
-                        s.add_mul_assign(w, Integer::from(h.int[*j]) * Integer::from(&h.den) + &h.num[*j]);
+                    if h.num[*j] != 0u32 {
+                        s.add_mul_assign(w, &h.num[*j]);
+                    }
+                    if h.int[*j] != 0 {
+                        small += approx_ratio(w, &Natural::from(1u32)) * wd * h.int[*j] as f64;
                     }
                 }
-                approx_ratio(&s, &den) + f64::rounding_from(bo, RoundingMode::Nearest).0
+                let big = if s == 0u32 { 0.0 } else { approx_ratio(&s, &den) };
+                big + small + f64::rounding_from(bo, RoundingMode::Nearest).0
             })
             .collect()
     }
