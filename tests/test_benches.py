@@ -25,3 +25,10 @@ def test_engine_benchmark_runs_and_agrees_across_engines():
 def test_dfa_benchmark_runs():
     out = run("bench_dfa.py")
     assert "10000 states" in out and "the Python loop" in out
+
+
+def test_tm_benchmark_runs_and_engines_agree():
+    # bench_tm.py asserts that rnnsim's and python-flint's final states are identical
+    out = run("bench_tm.py")
+    assert "Tape sweep" in out and "BB(5)" in out
+    assert "ratio" in out or "flint n/a" in out
