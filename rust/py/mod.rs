@@ -5,6 +5,7 @@ mod convert;
 mod interrupt;
 mod machines;
 mod network;
+mod trace;
 mod turing;
 
 use pyo3::prelude::*;
@@ -23,5 +24,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<turing::PyCompiledTm>()?;
     m.add_class::<turing::PyTmTrace>()?;
     m.add_function(wrap_pyfunction!(turing::compile_tm, m)?)?;
+    m.add_class::<trace::PyNetTrace>()?;
     Ok(())
 }

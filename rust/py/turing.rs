@@ -463,10 +463,17 @@ impl PyTmTrace {
     fn bits(&self) -> u64 {
         self.lock().net.bits()
     }
-    /// The decoded configuration (dict), or a string saying why it does not decode.
-    fn config<'py>(&self, py: Python<'py>) -> PyResult<Py<PyAny>> {
+    /// The decoded configuration (dict), or a string saying why it does not decode. Float
+    /// states are read as the network reads them, at most `depth` symbols per stack
+    /// (default: as many as the format resolves).
+    #[pyo3(signature = (depth=None))]
+    fn config<'py>(&self, py: Python<'py>, depth: Option<usize>) -> PyResult<Py<PyAny>> {
         let t = self.lock();
-        match t.view() {
+        let v = match depth {
+            Some(d) => t.view_with_depth(d),
+            None => t.view(),
+        };
+        match v {
             Ok(v) => Ok(view_dict(py, &t.ctm.tm, &v)?.into_any().unbind()),
             Err(e) => Ok(e.to_string().into_pyobject(py)?.into_any().unbind()),
         }
