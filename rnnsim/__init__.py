@@ -19,11 +19,33 @@ from .compiled_tm import CompiledRun, CompiledTM, Snapshot, TMView
 from .dfa import DFA, parity, tomita
 from .turing import TMRun, TuringMachine
 from .network import BatchRun, Linear, Run, SimpleRNN, load, loads
+from .cells import (
+    GRU,
+    LSTM,
+    QRNN,
+    CellNetwork,
+    DoublingLSTM,
+    MLPCell,
+    ResidualRNN,
+    SecondOrderRNN,
+    Stacked,
+    saturate,
+)
 
 __version__ = _core.__version__
 
 __all__ = [
     "BatchRun",
+    "CellNetwork",
+    "DoublingLSTM",
+    "GRU",
+    "LSTM",
+    "MLPCell",
+    "QRNN",
+    "ResidualRNN",
+    "SecondOrderRNN",
+    "Stacked",
+    "saturate",
     "CompiledDFA",
     "CompiledRun",
     "CompiledTM",

@@ -208,3 +208,68 @@ class TmTrace:
 
 def compile_tm(tm: TuringMachine, encoding: str = "base4", base: int | None = None, counter: bool = True,
                penalty: str = "tight") -> CompiledTM: ...
+
+LayerSpec = tuple[str, dict[str, Tensor], dict[str, str]]
+
+class CellNetwork:
+    """A stack of recurrent layers of any kind (simple_rnn, lstm, gru, doubling_lstm, qrnn,
+    second_order, residual, mlp); the output sequence of layer k is the input of layer k+1.
+
+    Equations and the float operation order: README, "Gated, deep and second-order cells".
+    Exact runs need piecewise-linear gate functions (identity, relu, slu, step, sign,
+    sat_sigmoid); ``saturate()`` gives such a network for any other.
+    """
+
+    @staticmethod
+    def from_layers(label: str, layers: list[LayerSpec], problems: list[str] = ...) -> CellNetwork:
+        """Builds from [(cell kind, {name: tensor}, {option: text}), ...]; ``label`` is the
+        public kind ("lstm", "stacked", ...). Raises InvalidNetworkError listing every problem
+        (plus the ``problems`` the caller found)."""
+    @staticmethod
+    def from_torch(module: str, tensors: dict[str, Tensor], nonlinearity: str = "tanh", problems: list[str] = ...) -> CellNetwork:
+        """From a torch.nn.LSTM ("lstm"), GRU ("gru") or RNN ("rnn", nonlinearity tanh|relu)
+        state_dict; missing/unexpected keys and inconsistent layers are all reported."""
+    @property
+    def label(self) -> str: ...
+    @property
+    def input_size(self) -> int: ...
+    @property
+    def hidden_sizes(self) -> list[int]: ...
+    @property
+    def layer_kinds(self) -> list[str]: ...
+    @property
+    def cell_states(self) -> list[bool]:
+        """Per layer: True when it has a cell state c (lstm, doubling_lstm, qrnn)."""
+    def layer_parts(self, k: int) -> tuple[str, dict[str, tuple[list[int], list[str]]], dict[str, str]]:
+        """Layer k as (cell kind, {name: (shape, ["p/q", ...])}, {option: text})."""
+    def saturate(self) -> CellNetwork:
+        """Merrill 2019: sigmoid → sat_sigmoid, tanh → sign, slu → step; weights unchanged."""
+    def relabel(self, label: str) -> CellNetwork: ...
+    def run(self, x: Tensor, dtype: str = "exact", h0: list[Tensor | None] | None = None,
+            c0: list[Tensor | None] | None = None) -> dict[str, Any]:
+        """One sequence x (T, input): {"states" (T+1, H) top-layer h_0..h_T, "cells" (T+1, H)
+        when the top layer has a cell state, "final": [h per layer], "final_c": [c or None]}.
+        h0/c0: one (H_l,) tensor per layer."""
+    def run_batch(
+        self,
+        x: Tensor,
+        dtype: str = "f32",
+        h0: list[Tensor | None] | None = None,
+        c0: list[Tensor | None] | None = None,
+        lengths: list[int] | None = None,
+        threads: int | None = None,
+        keep: str = "all",
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """A batch x (B, T, input), parallel over sequences, GIL released, bitwise identical
+        for any ``threads``: {"states" (B, T, H), "cells" (B, T, H) (keep="all"), "final":
+        [(B, H_l) per layer], "final_c": [(B, H_l) or None per layer]}. h0/c0: one (B, H_l)
+        tensor per layer. Exact runs return object arrays of Fractions."""
+    def to_json(self, meta: str | None = None) -> str:
+        """{"format": "rnnsim.network", "version": 1, "kind": label, "layers": [...], "meta": ...}."""
+    @staticmethod
+    def from_json(text: str) -> tuple[CellNetwork, str]:
+        """Parses saved JSON: (network, metadata JSON text); InvalidNetworkError if corrupt."""
+
+def saved_network_kind(text: str) -> str | None:
+    """The "kind" of a saved network text ("simple_rnn", "lstm", ...), None if not one."""

@@ -21,7 +21,7 @@ import numpy as np
 from . import _coerce, _core
 from .errors import InvalidInputError, InvalidNetworkError, raise_problems
 
-ACTIVATIONS = ("identity", "relu", "slu", "step", "tanh", "sigmoid")
+ACTIVATIONS = ("identity", "relu", "slu", "step", "tanh", "sigmoid", "sign", "sat_sigmoid")
 
 
 def _fraction_array(shape: Sequence[int], strings: Sequence[str]) -> np.ndarray:
@@ -79,11 +79,13 @@ class Linear:
 class Run:
     """One sequence's run: ``states`` (T+1, hidden) h_0..h_T and ``outputs`` (T+1, out)
     y_0..y_T (None without a readout). Fractions (object arrays) for exact runs, numpy
-    arrays of the format otherwise (bf16 values are returned exactly as float32)."""
+    arrays of the format otherwise (bf16 values are returned exactly as float32). ``cells``
+    (T+1, hidden) = c_0..c_T for networks whose top layer has a cell state (LSTM, QRNN)."""
 
     states: np.ndarray
     outputs: np.ndarray | None
     dtype: str
+    cells: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,9 @@ class SimpleRNN:
     """A simple RNN h_t = act(V h_{t-1} + W x_t + b) with an optional affine readout.
 
     Definition 4.1 of the lecture notes (seed 001; Elman 1990). ``activation`` is one of
-    identity | relu | slu | step | tanh | sigmoid, with slu(x) = min(1, max(0, x)) and
-    step(x) = 1 if x > 0 else 0. Weights may be ints, Fractions, "p/q" strings, floats
+    identity | relu | slu | step | tanh | sigmoid | sign | sat_sigmoid, with slu(x) =
+    min(1, max(0, x)), step(x) = 1 if x > 0 else 0, sign(x) in {-1, 0, 1} and sat_sigmoid(x) =
+    1, 1/2, 0 for x > 0, = 0, < 0 (the saturated limits of tanh and sigmoid). Weights may be ints, Fractions, "p/q" strings, floats
     (taken as their exact binary value) or numpy arrays; every problem is reported at once
     in one InvalidNetworkError.
     """
@@ -134,6 +137,16 @@ class SimpleRNN:
         # the core adds its own findings (values, shapes) to ours and raises them together
         self._core = _core.SimpleRNN(v, w, bb, h, activation.lower(), ro, problems)
         self._cache: dict[str, Any] = {}
+
+    @classmethod
+    def from_torch(cls, state_dict: Any, nonlinearity: str = "tanh", prefix: str = "") -> Any:
+        """From a torch.nn.RNN state_dict (weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0;
+        torch tensors or numpy arrays, taken exactly): V = W_hh, W = W_ih, b = b_ih + b_hh
+        (added exactly), activation = ``nonlinearity`` ("tanh" or "relu"). A multi-layer
+        state_dict gives an ``rnnsim.Stacked`` of simple RNN layers."""
+        from .cells import simple_rnn_from_torch
+
+        return simple_rnn_from_torch(state_dict, nonlinearity, prefix)
 
     @classmethod
     def _wrap(cls, core: Any) -> "SimpleRNN":
@@ -271,7 +284,7 @@ class SimpleRNN:
             f.write(self.to_json(meta))
 
 
-def load(path: str | os.PathLike[str]) -> SimpleRNN:
+def load(path: str | os.PathLike[str]) -> Any:
     """Reads a network saved by ``SimpleRNN.save``; a corrupted or unknown file raises
     InvalidNetworkError (a missing file raises FileNotFoundError)."""
     try:
@@ -282,8 +295,15 @@ def load(path: str | os.PathLike[str]) -> SimpleRNN:
     return loads(text)
 
 
-def loads(text: str) -> SimpleRNN:
-    """Parses the JSON text of a saved network."""
+def loads(text: str) -> Any:
+    """Parses the JSON text of a saved network (a SimpleRNN, or an LSTM, GRU, Stacked, ...
+    by its ``"kind"``)."""
+    kind = _core.saved_network_kind(text)
+    if kind is not None and kind != "simple_rnn":
+        from .cells import wrap_core
+
+        core, _meta = _core.CellNetwork.from_json(text)
+        return wrap_core(core)
     core, _meta = _core.SimpleRNN.from_json(text)
     return SimpleRNN._wrap(core)
 

@@ -14,10 +14,12 @@ pub enum Activation {
     Step,
     Tanh,
     Sigmoid,
+    Sign,
+    SatSigmoid,
 }
 
 impl Activation {
-    pub const NAMES: [&'static str; 6] = ["identity", "relu", "slu", "step", "tanh", "sigmoid"];
+    pub const NAMES: [&'static str; 8] = ["identity", "relu", "slu", "step", "tanh", "sigmoid", "sign", "sat_sigmoid"];
 
     pub fn parse(name: &str) -> SimResult<Activation> {
         Ok(match name.trim().to_ascii_lowercase().as_str() {
@@ -27,6 +29,8 @@ impl Activation {
             "step" | "heaviside" => Activation::Step,
             "tanh" => Activation::Tanh,
             "sigmoid" | "logistic" => Activation::Sigmoid,
+            "sign" | "sgn" => Activation::Sign,
+            "sat_sigmoid" | "saturated_sigmoid" => Activation::SatSigmoid,
             _ => {
                 return Err(SimError::invalid_network(format!(
                     "unknown activation {name:?}: expected one of {}",
@@ -43,6 +47,18 @@ impl Activation {
     /// True for the activations the exact engine supports (piecewise linear).
     pub fn is_piecewise_linear(self) -> bool {
         !matches!(self, Activation::Tanh | Activation::Sigmoid)
+    }
+
+    /// The saturated limit lim_{ρ→∞} act(ρx) (Merrill 2019): sigmoid → sat_sigmoid,
+    /// tanh → sign, slu → step; step, sign and sat_sigmoid are their own limit; relu and
+    /// identity are positively homogeneous (no finite limit) and stay as they are.
+    pub fn saturated(self) -> Activation {
+        match self {
+            Activation::Sigmoid => Activation::SatSigmoid,
+            Activation::Tanh => Activation::Sign,
+            Activation::Slu => Activation::Step,
+            other => other,
+        }
     }
 
     /// Exact-mode check with the message the user sees.
@@ -71,5 +87,9 @@ mod tests {
         assert!(matches!(Activation::parse("gelu"), Err(SimError::InvalidNetwork(_))));
         assert!(matches!(Activation::Tanh.require_exact(), Err(SimError::Unsupported(_))));
         assert!(Activation::Slu.require_exact().is_ok());
+        assert!(Activation::Sign.require_exact().is_ok() && Activation::SatSigmoid.require_exact().is_ok());
+        assert_eq!(Activation::Tanh.saturated(), Activation::Sign);
+        assert_eq!(Activation::Sigmoid.saturated(), Activation::SatSigmoid);
+        assert_eq!(Activation::Relu.saturated(), Activation::Relu);
     }
 }

@@ -20,13 +20,13 @@ use serde_json::{json, Value};
 pub const FORMAT_TAG: &str = "rnnsim.network";
 pub const FORMAT_VERSION: u64 = 1;
 
-fn tensor(shape: &[usize], data: &[Rational]) -> Value {
+pub(crate) fn tensor(shape: &[usize], data: &[Rational]) -> Value {
     json!({"shape": shape, "data": data.iter().map(rational_to_string).collect::<Vec<_>>()})
 }
 
 /// A matrix: dense `"data"` when at least a quarter of it is nonzero, else
 /// `"sparse": [[row, col, "p/q"], ...]` (big compiled networks are very sparse).
-fn matrix_tensor(m: &RatMatrix) -> Value {
+pub(crate) fn matrix_tensor(m: &RatMatrix) -> Value {
     if m.nonzeros() * 4 >= m.rows * m.cols {
         return tensor(&[m.rows, m.cols], &m.to_dense());
     }
@@ -56,7 +56,7 @@ pub fn to_json(net: &SimpleRnn, meta: Option<&Value>) -> String {
 }
 
 /// Reads one tensor field, recording problems; returns (shape, values).
-fn read_tensor(obj: &Value, key: &str, problems: &mut Vec<String>) -> Option<(Vec<usize>, Vec<Rational>)> {
+pub(crate) fn read_tensor(obj: &Value, key: &str, problems: &mut Vec<String>) -> Option<(Vec<usize>, Vec<Rational>)> {
     let Some(t) = obj.get(key) else {
         problems.push(format!("missing field {key:?}"));
         return None;
@@ -130,6 +130,16 @@ fn matrix(shape: &[usize], data: Vec<Rational>) -> RatMatrix {
 
 /// Parses the JSON text format; returns the network and its metadata.
 pub fn from_json(text: &str) -> SimResult<(SimpleRnn, Value)> {
+    let v = parse_header(text)?;
+    let mut problems = Vec::new();
+    if v.get("kind").and_then(|k| k.as_str()) != Some("simple_rnn") {
+        problems.push(format!("unknown network kind {:?}", v.get("kind")));
+    }
+    simple_from_value(&v, problems)
+}
+
+/// Parses the text and checks the format tag and version (shared by every network kind).
+pub(crate) fn parse_header(text: &str) -> SimResult<Value> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| SimError::invalid_network(format!("not a saved rnnsim network (invalid JSON: {e})")))?;
     if v.get("format").and_then(|f| f.as_str()) != Some(FORMAT_TAG) {
@@ -145,10 +155,10 @@ pub fn from_json(text: &str) -> SimResult<(SimpleRnn, Value)> {
             )))
         }
     }
-    let mut problems = Vec::new();
-    if v.get("kind").and_then(|k| k.as_str()) != Some("simple_rnn") {
-        problems.push(format!("unknown network kind {:?}", v.get("kind")));
-    }
+    Ok(v)
+}
+
+fn simple_from_value(v: &Value, mut problems: Vec<String>) -> SimResult<(SimpleRnn, Value)> {
     let activation = match Activation::parse(v.get("activation").and_then(|a| a.as_str()).unwrap_or("")) {
         Ok(a) => Some(a),
         Err(e) => {
@@ -156,10 +166,10 @@ pub fn from_json(text: &str) -> SimResult<(SimpleRnn, Value)> {
             None
         }
     };
-    let vv = read_tensor(&v, "V", &mut problems);
-    let ww = read_tensor(&v, "W", &mut problems);
-    let bb = read_tensor(&v, "b", &mut problems);
-    let h0 = read_tensor(&v, "h0", &mut problems);
+    let vv = read_tensor(v, "V", &mut problems);
+    let ww = read_tensor(v, "W", &mut problems);
+    let bb = read_tensor(v, "b", &mut problems);
+    let h0 = read_tensor(v, "h0", &mut problems);
     let readout = match v.get("readout") {
         None | Some(Value::Null) => None,
         Some(r) => Some((read_tensor(r, "w", &mut problems), read_tensor(r, "b", &mut problems))),

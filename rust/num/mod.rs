@@ -4,3 +4,4 @@ pub mod exact_vector;
 pub mod float;
 pub mod rational;
 pub mod round;
+pub mod scalar;

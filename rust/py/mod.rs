@@ -1,6 +1,7 @@
 //! The PyO3 bindings: the native module `rnnsim._core`. Nothing outside this folder knows
 //! about Python; the Python package `rnnsim/` wraps these classes thinly.
 
+mod cells;
 mod convert;
 mod interrupt;
 mod machines;
@@ -15,6 +16,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULT_MAX_BITS", crate::sim::exact_engine::DEFAULT_MAX_BITS)?;
     m.add_class::<network::PySimpleRnn>()?;
+    m.add_class::<cells::PyCellNetwork>()?;
+    m.add_function(wrap_pyfunction!(cells::saved_network_kind, m)?)?;
     m.add_class::<machines::PyDfa>()?;
     m.add_class::<machines::PyCompiledDfa>()?;
     m.add_function(wrap_pyfunction!(machines::compile_dfa, m)?)?;

@@ -22,10 +22,11 @@ use crate::net::activation::Activation;
 use crate::net::matrix::RatMatrix;
 use crate::net::simple_rnn::SimpleRnn;
 use crate::num::exact_vector::{approx_ratio, ExactVector};
-use malachite::base::num::arithmetic::traits::{AddMulAssign, DivExact, Gcd, Lcm};
+use malachite::base::num::arithmetic::traits::{AddMulAssign, DivExact, Gcd, Lcm, Parity, Sign};
 use malachite::base::num::conversion::traits::{ExactFrom, RoundingFrom};
 use malachite::base::rounding_modes::RoundingMode;
 use malachite::{Integer, Natural, Rational};
+use std::cmp::Ordering;
 
 /// Default cap on the bit size of any exact numerator or denominator.
 pub const DEFAULT_MAX_BITS: u64 = 1 << 26;
@@ -190,14 +191,20 @@ impl ExactPlan {
         let d = self.d;
         let base = &self.v.den * &h.den;
         let g = (&c.l).gcd(&(&base % &c.l));
-        let f_v = Integer::from(&c.l / &g);
-        let e = &base * Natural::exact_from(&f_v);
+        let mut f_v = Integer::from(&c.l / &g);
+        let mut e = &base * Natural::exact_from(&f_v);
         // f_L = base/g, computed as (d_V/g)·D when g divides d_V (no big division)
-        let f_l = if (&self.v.den % &g) == 0u32 {
+        let mut f_l = if (&self.v.den % &g) == 0u32 {
             Integer::from(&(&self.v.den / &g) * &h.den)
         } else {
             Integer::from(&base / &g)
         };
+        if self.activation == Activation::SatSigmoid && e.odd() {
+            // sat_sigmoid(0) = 1/2 must be a numerator over E: make E even (same value)
+            e <<= 1u64;
+            f_v <<= 1u64;
+            f_l <<= 1u64;
+        }
         let e_int = Integer::from(&e);
         // accumulate from the nonzero units
         let mut small: Vec<Option<i128>> = match &c.small {
@@ -228,7 +235,7 @@ impl ExactPlan {
                 (s, has, _) => {
                     let decided = if has { self.decide(i, h, &frac, s, c) } else { None };
                     match decided {
-                        Some(v) => Out::Int(i64::from(v)),
+                        Some(v) => Out::Int(v),
                         None => self.big_unit(i, h, s, c, (&f_v, &f_l, &e, &e_int)),
                     }
                 }
@@ -293,6 +300,12 @@ impl ExactPlan {
             Activation::Relu => if s > 0 { frac(s) } else { Out::Int(0) },
             Activation::Slu => if s <= 0 { Out::Int(0) } else if s >= l { Out::Int(1) } else { frac(s) },
             Activation::Step => Out::Int(i64::from(s > 0)),
+            Activation::Sign => Out::Int(s.signum() as i64),
+            Activation::SatSigmoid => match s.signum() {
+                1 => Out::Int(1),
+                -1 => Out::Int(0),
+                _ => Out::Frac(f_l * Integer::from(l) >> 1u64),
+            },
             Activation::Tanh | Activation::Sigmoid => unreachable!("rejected by ExactPlan::new"),
         }
     }
@@ -305,15 +318,25 @@ impl ExactPlan {
             Activation::Relu => if p > 0u32 { frac(p) } else { Out::Int(0) },
             Activation::Slu => if p <= 0u32 { Out::Int(0) } else if &p >= e { Out::Int(1) } else { frac(p) },
             Activation::Step => Out::Int(i64::from(p > 0u32)),
+            Activation::Sign => Out::Int(match p.sign() {
+                Ordering::Greater => 1,
+                Ordering::Less => -1,
+                Ordering::Equal => 0,
+            }),
+            Activation::SatSigmoid => match p.sign() {
+                Ordering::Greater => Out::Int(1),
+                Ordering::Less => Out::Int(0),
+                Ordering::Equal => Out::Frac(e >> 1u64),
+            },
             Activation::Tanh | Activation::Sigmoid => unreachable!("rejected by ExactPlan::new"),
         }
     }
 
-    /// Some(false) if unit i is certainly 0, Some(true) if certainly 1, None if undecided.
+    /// Some(0), Some(1) or Some(−1) when unit i's value is certain from the bounds, None if undecided.
     /// The integer part s/L is exact (rounded once to f64); the fractional inputs are
     /// approximated with relative error < 2^-50 each, and the error bound is summed
     /// conservatively.
-    fn decide(&self, i: usize, h: &ExactVector, frac: &Frac, s: Option<i128>, c: &Affine) -> Option<bool> {
+    fn decide(&self, i: usize, h: &ExactVector, frac: &Frac, s: Option<i128>, c: &Affine) -> Option<i64> {
         if matches!(self.activation, Activation::Identity) {
             return None;
         }
@@ -348,9 +371,10 @@ impl ExactPlan {
         // of the `terms` additions adds at most 2^-53 of the running magnitude
         let err = mag * (terms + 4.0) * 2f64.powi(-48);
         match self.activation {
-            Activation::Relu | Activation::Step | Activation::Slu if acc + err < 0.0 => Some(false),
-            Activation::Slu if acc - err > 1.0 => Some(true),
-            Activation::Step if acc - err > 0.0 => Some(true),
+            Activation::Relu | Activation::Step | Activation::Slu | Activation::SatSigmoid if acc + err < 0.0 => Some(0),
+            Activation::Slu if acc - err > 1.0 => Some(1),
+            Activation::Step | Activation::Sign | Activation::SatSigmoid if acc - err > 0.0 => Some(1),
+            Activation::Sign if acc + err < 0.0 => Some(-1),
             _ => None,
         }
     }
@@ -436,6 +460,8 @@ mod tests {
                     Activation::Relu => if p > 0u32 { p } else { q("0") },
                     Activation::Slu => if p <= 0u32 { q("0") } else if p >= 1u32 { q("1") } else { p },
                     Activation::Step => if p > 0u32 { q("1") } else { q("0") },
+                    Activation::Sign => if p > 0u32 { q("1") } else if p < 0u32 { q("-1") } else { q("0") },
+                    Activation::SatSigmoid => if p > 0u32 { q("1") } else if p < 0u32 { q("0") } else { q("1/2") },
                     _ => unreachable!(),
                 }
             })
@@ -445,7 +471,7 @@ mod tests {
     #[test]
     fn base4_stack_push_pop_matches_naive_rationals() {
         // a one-stack push/pop machine fragment: s' = s/4 + 1/4·x0 + 3/4·x1 (push), clipped
-        for act in [Activation::Slu, Activation::Relu, Activation::Identity, Activation::Step] {
+        for act in [Activation::Slu, Activation::Relu, Activation::Identity, Activation::Step, Activation::Sign, Activation::SatSigmoid] {
             let n = net(&[&["1/4", "0"], &["4", "-1"]], &[&["1/4", "3/4"], &["0", "-2"]], &["0", "-1/3"], &["0", "1/2"], act);
             let plan = ExactPlan::new(&n, DEFAULT_MAX_BITS).unwrap();
             let mut h = plan.h0.clone();
@@ -462,15 +488,17 @@ mod tests {
     #[test]
     fn saturation_filter_agrees_with_exact_on_boundaries() {
         // pre-activations that land exactly on 0 and 1 must not be misjudged
-        let n = net(&[&["1", "0"], &["0", "1"]], &[&["1"], &["-1"]], &["-1", "1"], &["1/3", "2/3"], Activation::Slu);
-        let plan = ExactPlan::new(&n, DEFAULT_MAX_BITS).unwrap();
-        let mut h = plan.h0.clone();
-        let mut naive = n.h0.clone();
-        for t in 0..20 {
-            let x = vec![Rational::from(t % 3) / Rational::from(3)];
-            h = plan.tick(&h, &plan.affine(&x)).unwrap();
-            naive = naive_tick(&n, &naive, &x);
-            assert_eq!(h.to_rationals(), naive);
+        for act in [Activation::Slu, Activation::SatSigmoid, Activation::Sign, Activation::Step] {
+            let n = net(&[&["1", "0"], &["0", "1"]], &[&["1"], &["-1"]], &["-1", "1"], &["1/3", "2/3"], act);
+            let plan = ExactPlan::new(&n, DEFAULT_MAX_BITS).unwrap();
+            let mut h = plan.h0.clone();
+            let mut naive = n.h0.clone();
+            for t in 0..20 {
+                let x = vec![Rational::from(t % 3) / Rational::from(3)];
+                h = plan.tick(&h, &plan.affine(&x)).unwrap();
+                naive = naive_tick(&n, &naive, &x);
+                assert_eq!(h.to_rationals(), naive, "{act:?} tick {t}");
+            }
         }
     }
 

@@ -43,7 +43,7 @@ fn transposed_dense<F: Float>(m: &RatMatrix) -> Vec<F> {
 }
 
 #[inline(always)]
-fn activate<F: Float>(a: Activation, x: F) -> F {
+pub fn activate<F: Float>(a: Activation, x: F) -> F {
     match a {
         Activation::Identity => x,
         Activation::Relu => if x > F::zero() { x } else { F::zero() },
@@ -53,6 +53,12 @@ fn activate<F: Float>(a: Activation, x: F) -> F {
         Activation::Step => if x > F::zero() { F::one() } else { F::zero() },
         Activation::Tanh => x.tanh(),
         Activation::Sigmoid => x.sigmoid(),
+        Activation::Sign => {
+            if x > F::zero() { F::one() } else if x < F::zero() { F::from_f64_exact(-1.0) } else { F::zero() }
+        }
+        Activation::SatSigmoid => {
+            if x > F::zero() { F::one() } else if x < F::zero() { F::zero() } else { F::from_f64_exact(0.5) }
+        }
     }
 }
 

@@ -1,5 +1,7 @@
-//! Running networks: the exact and float engines, single and batch runs, cancellation.
+//! Running networks: the exact and float engines, single and batch runs, cancellation, and
+//! the cell engine for gated, deep and second-order networks (`cells`).
 pub mod cancel;
+pub mod cells;
 pub mod dispatch;
 pub mod exact_engine;
 pub mod float_engine;

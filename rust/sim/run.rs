@@ -41,7 +41,7 @@ impl BatchSpec {
         if p.is_empty() { Ok(()) } else { Err(SimError::InvalidInput(p)) }
     }
 
-    fn length(&self, b: usize) -> usize {
+    pub fn length(&self, b: usize) -> usize {
         self.lengths.as_ref().map_or(self.steps, |l| l[b])
     }
 }
