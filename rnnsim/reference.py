@@ -29,7 +29,8 @@ FORMATS = {"f64": (53, -1022, 1023), "f32": (24, -126, 127), "bf16": (8, -126, 1
 
 
 def activate_exact(name: str, x: Fraction) -> Fraction:
-    """identity, relu = max(0, x), slu = min(1, max(0, x)), step = [x > 0]."""
+    """identity, relu = max(0, x), slu = min(1, max(0, x)), step = [x > 0], sign, and
+    sat_sigmoid = 1, 1/2, 0 for x >, =, < 0 (the saturated limits of tanh and sigmoid)."""
     if name == "identity":
         return x
     if name == "relu":
@@ -38,6 +39,10 @@ def activate_exact(name: str, x: Fraction) -> Fraction:
         return Fraction(0) if x <= 0 else Fraction(1) if x >= 1 else x
     if name == "step":
         return Fraction(1) if x > 0 else Fraction(0)
+    if name == "sign":
+        return Fraction(1) if x > 0 else Fraction(-1) if x < 0 else Fraction(0)
+    if name == "sat_sigmoid":
+        return Fraction(1) if x > 0 else Fraction(0) if x < 0 else Fraction(1, 2)
     raise ValueError(f"{name} has no exact form")
 
 
@@ -122,11 +127,23 @@ class _Fmt:
             return one if x > one else x if x > zero else zero
         if name == "step":
             return one if x > zero else zero
+        if name == "sign":
+            return one if x > zero else -one if x < zero else zero
+        if name == "sat_sigmoid":
+            return one if x > zero else zero if x < zero else self.np(0.5)
         if name == "tanh":
-            return self.const(Fraction(math.tanh(float(x))))
+            return self._from_f64(math.tanh(float(x)))
         if name == "sigmoid":
-            return self.const(Fraction(1.0 / (1.0 + math.exp(-float(x)))))
+            try:
+                e = math.exp(-float(x))
+            except OverflowError:  # IEEE: exp overflows to inf, and 1/(1+inf) = 0
+                e = math.inf
+            return self._from_f64(1.0 / (1.0 + e))
         raise ValueError(name)
+
+    def _from_f64(self, v: float) -> np.floating:
+        """An f64 result rounded once to the format (NaN stays NaN)."""
+        return self.np(v) if v != v else self.const(Fraction(v))
 
 
 def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: Sequence[Vector], fmt: str,

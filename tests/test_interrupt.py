@@ -38,3 +38,17 @@ def test_ctrl_c_stops_a_long_run(kind):
     assert elapsed < 10, f"the run kept going for {elapsed:.1f}s after Ctrl-C"
     # still usable afterwards
     assert net.run(np.ones((2, 1)), dtype="f64").states.shape[0] == 3
+
+
+def test_ctrl_c_stops_a_long_lstm_batch():
+    h = 32
+    net = rs.LSTM(np.full((4 * h, 1), 0.01), np.eye(4 * h, h) * 0.1)
+    x = np.ones((16, 200_000, 1), dtype=np.float32)
+    timer = interrupt_after(0.5)
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        net.run_batch(x, dtype="f64", keep="final")
+    elapsed = time.perf_counter() - start
+    timer.join()
+    assert elapsed < 10, f"the run kept going for {elapsed:.1f}s after Ctrl-C"
+    assert net.run(np.ones((2, 1)), dtype="f64").states.shape == (3, h)
