@@ -32,3 +32,8 @@ def test_tm_benchmark_runs_and_engines_agree():
     out = run("bench_tm.py")
     assert "Tape sweep" in out and "BB(5)" in out
     assert "ratio" in out or "flint n/a" in out
+
+
+def test_cell_benchmark_runs():
+    out = run("bench_cells.py")
+    assert "lstm" in out and "gru" in out and "ratios" in out
