@@ -6,7 +6,7 @@ from fractions import Fraction
 
 from hypothesis import strategies as st
 
-PIECEWISE_LINEAR = ["identity", "relu", "slu", "step"]
+PIECEWISE_LINEAR = ["identity", "relu", "slu", "step", "sign", "sat_sigmoid"]
 
 
 def fractions(max_num: int = 8, dens: tuple[int, ...] = (1, 2, 3, 4, 8)) -> st.SearchStrategy[Fraction]:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import rnnsim as rs
 from rnnsim import reference as ref
-from strategies import dyadic_floats, fractions, networks, sequences
+from strategies import PIECEWISE_LINEAR, dyadic_floats, fractions, networks, sequences
 
 
 def build(spec) -> rs.SimpleRNN:
@@ -45,7 +45,7 @@ def test_exact_engine_equals_fraction_reference(data):
 @given(data=st.data())
 def test_float_engines_equal_numpy_arithmetic_bitwise(fmt, data):
     values = st.one_of(fractions(), dyadic_floats().map(Fraction), st.floats(-3, 3, width=32).map(Fraction))
-    spec = data.draw(networks(values=values, activations=["identity", "relu", "slu", "step"]))
+    spec = data.draw(networks(values=values, activations=PIECEWISE_LINEAR))
     xs = data.draw(sequences(spec["n"], values=values))
     net = build(spec)
     run = net.run(as_input(xs, spec["n"]), dtype=fmt)
@@ -89,7 +89,7 @@ def test_f16_accumulates_in_f16_not_wider():
 @given(st.data())
 def test_float_runs_of_integer_networks_equal_exact_runs(data):
     """Small integer networks stay exactly representable in every format: float = exact."""
-    spec = data.draw(networks(values=st.integers(-2, 2).map(Fraction), activations=["relu", "slu", "step"]))
+    spec = data.draw(networks(values=st.integers(-2, 2).map(Fraction), activations=["relu", "slu", "step", "sign", "sat_sigmoid"]))
     xs = data.draw(sequences(spec["n"], values=st.integers(0, 1).map(Fraction), max_len=6))
     net = build(spec)
     exact = net.run(as_input(xs, spec["n"]), dtype="exact").states.astype(float)

@@ -105,3 +105,49 @@ pub fn stack_from_json(text: &str) -> SimResult<(Stack, Value)> {
     let stack = Stack::new(label, cells)?;
     Ok((stack, v.get("meta").cloned().unwrap_or(Value::Null)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use malachite::Rational;
+
+    fn stack() -> Stack {
+        let mut t = Tensors::new();
+        let vals = |n: usize| (0..n).map(|i| Rational::from_signeds(i as i64 - 3, 7)).collect::<Vec<_>>();
+        t.insert("weight_ih".into(), (vec![8, 3], vals(24)));
+        t.insert("weight_hh".into(), (vec![8, 2], vals(16)));
+        let mut o = Options::new();
+        o.insert("gate".into(), "step".into());
+        let mut p = Vec::new();
+        let lstm = Cell::from_parts("lstm", "l", t, Options::new(), &mut p).unwrap();
+        let mut t2 = Tensors::new();
+        t2.insert("weight".into(), (vec![4, 4], vals(16)));
+        o.insert("window".into(), "2".into());
+        o.insert("pooling".into(), "f".into());
+        let qrnn = Cell::from_parts("qrnn", "q", t2, o, &mut p).unwrap();
+        Stack::new("stacked", vec![lstm, qrnn]).unwrap()
+    }
+
+    #[test]
+    fn round_trip_is_lossless_and_keeps_the_label() {
+        let s = stack();
+        let meta = json!({"note": 1});
+        let text = stack_to_json(&s, Some(&meta));
+        assert_eq!(saved_kind(&text).as_deref(), Some("stacked"));
+        let (back, m) = stack_from_json(&text).unwrap();
+        assert_eq!(back, s);
+        assert_eq!(m, meta);
+    }
+
+    #[test]
+    fn corrupted_files_list_their_problems() {
+        let text = stack_to_json(&stack(), None);
+        for bad in [text.replace("\"step\"", "\"gelu\""), text.replace("\"weight_hh\"", "\"weight_hx\""), text.replace("\"layers\"", "\"x\""), text.replace("\"pooling\":\"f\"", "\"pooling\":[1]")] {
+            assert!(matches!(stack_from_json(&bad), Err(SimError::InvalidNetwork(_))), "{bad}");
+        }
+        match stack_from_json(&text.replace("\"step\"", "\"gelu\"").replace("\"weight_hh\"", "\"weight_hx\"")) {
+            Err(SimError::InvalidNetwork(p)) => assert!(p.len() >= 3, "{p:?}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -32,6 +32,10 @@ pub struct CellBatch<S> {
     pub final_c: Vec<Option<Vec<S>>>,
 }
 
+/// One sequence's run: the top layer's h_0..h_T, its c_0..c_T (empty without a cell state),
+/// and every layer's final state.
+pub type SingleRun<S> = (Vec<S>, Vec<S>, Vec<Vec<S>>);
+
 struct SeqOut<S> {
     states: Vec<S>,
     cells: Vec<S>,
@@ -110,7 +114,7 @@ impl<S: Scalar> StackPlan<S> {
 
     /// One sequence x (T, n) flat: the top layer's h_0..h_T ((T+1)·H), its c_0..c_T when it
     /// has a cell state (else empty), and every layer's final state [h | c | …].
-    pub fn run_one(&self, x: &[S], steps: usize, starts: &Starts<S>, ctl: &Control) -> SimResult<(Vec<S>, Vec<S>, Vec<Vec<S>>)> {
+    pub fn run_one(&self, x: &[S], steps: usize, starts: &Starts<S>, ctl: &Control) -> SimResult<SingleRun<S>> {
         self.check_starts(starts, 1)?;
         let init = self.starts_of(starts, 0);
         let top = &init[init.len() - 1];

@@ -70,12 +70,12 @@ impl<S: Scalar> SecondOrderPlan<S> {
                 let (qh, prod) = rest.split_at_mut(rank);
                 s.apply(&[x], sx);
                 q.apply(&[h], qh);
-                for r in 0..rank {
-                    prod[r] = qh[r].mul(&sx[r]);
+                for ((pr, a), b) in prod.iter_mut().zip(qh.iter()).zip(sx.iter()) {
+                    *pr = a.mul(b);
                 }
                 for (i, acc_i) in acc.iter_mut().enumerate() {
-                    for r in 0..rank {
-                        *acc_i = acc_i.add(&p.w[i * rank + r].mul(&prod[r]));
+                    for (w, pr) in p.w[i * rank..(i + 1) * rank].iter().zip(prod.iter()) {
+                        *acc_i = acc_i.add(&w.mul(pr));
                     }
                 }
             }
