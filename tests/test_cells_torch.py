@@ -1,6 +1,7 @@
 """rs.LSTM / rs.GRU / rs.SimpleRNN.from_torch against PyTorch's own outputs.
 
-/work/shared/fixtures/torch_cells.npz (copied from PyTorch runs) holds, per case,
+tests/fixtures/torch_cells.npz (a copy of the project's shared fixture, written by PyTorch;
+$RNNSIM_FIXTURES overrides the folder) holds, per case,
 ``<case>/x`` (T, B, input) as PyTorch stores it, ``/h0``, ``/c0`` (layers, B, hidden), the
 outputs ``/y`` (T, B, hidden), ``/hn``, ``/cn`` and the state_dict ``/sd/<name>``. Our runs
 must agree within 1e-5 (f32) and 1e-12 (f64).
@@ -16,7 +17,7 @@ import pytest
 
 import rnnsim as rs
 
-FIXTURE = Path(os.environ.get("RNNSIM_FIXTURES", "/work/shared/fixtures")) / "torch_cells.npz"
+FIXTURE = Path(os.environ.get("RNNSIM_FIXTURES", Path(__file__).parent / "fixtures")) / "torch_cells.npz"
 pytestmark = pytest.mark.skipif(not FIXTURE.exists(), reason="PyTorch fixture not available")
 
 
