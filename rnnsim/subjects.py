@@ -21,7 +21,7 @@ from . import _core
 from .compiled import CompiledDFA, compile
 from .compiled_tm import CompiledTM
 from .dfa import DFA, parity, tomita
-from .errors import InvalidInputError
+from .errors import InvalidInputError, UnsupportedError
 from .network import SimpleRNN, loads
 from .turing import TuringMachine
 
@@ -121,6 +121,9 @@ def _from_text(name: str, text: str, encoding: str) -> Subject:
         if fmt == "rnnsim.dfa":
             return dfa_subject(name, DFA.from_json(stripped))
         net = loads(stripped)
+        if not isinstance(net, SimpleRNN):
+            raise UnsupportedError(f"{name}: the tracer follows SimpleRNN networks; this file holds a "
+                                   f"{type(net).__name__} (run it with rnnsim.load(path).run(x, dtype))")
         return Subject(name=name, kind="network", network=net,
                        unit_names=[f"h{i}" for i in range(net.hidden_size)])
     first = stripped.splitlines()[0].strip() if stripped else ""

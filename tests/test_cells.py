@@ -214,3 +214,10 @@ def test_params_are_exact_and_torch_shaped():
     assert p["weight_ih"].shape == (4, 1) and p["bias_hh"].shape == (4,)
     assert p["weight_hh"][0, 0] == Fraction(1, 3)
     assert p["weight_ih"][0, 0] == Fraction(0.1)
+
+
+def test_the_tracer_refuses_cell_networks_clearly(tmp_path):
+    from rnnsim.subjects import _from_text
+
+    with pytest.raises(rs.UnsupportedError, match="LSTM"):
+        _from_text("net.json", small_lstm().to_json(), "base4")
