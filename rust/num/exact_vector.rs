@@ -161,10 +161,14 @@ impl ExactVector {
         self.reduced_bits = self.den.significant_bits();
     }
 
-    /// Keeps the representation small: strip twos always; full gcd when the denominator has
-    /// grown past 5/4 of its size at the last reduction plus 64 bits.
+    /// Keeps the representation small: strip the common power of two once it reaches 64 bits
+    /// (stripping every tick would shift every numerator every tick); a full gcd when the
+    /// denominator has grown past 5/4 of its size at the last reduction plus 64 bits.
     pub fn normalize(&mut self) {
-        self.strip_twos();
+        let all_zero = self.num.iter().all(|n| *n == 0u32);
+        if all_zero || self.den.trailing_zeros().unwrap_or(0) >= 64 || self.den.significant_bits() <= 64 {
+            self.strip_twos();
+        }
         let bits = self.den.significant_bits();
         if bits > self.reduced_bits + self.reduced_bits / 4 + 64 {
             self.reduce();

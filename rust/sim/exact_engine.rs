@@ -190,7 +190,8 @@ impl ExactPlan {
     pub fn tick(&self, h: &ExactVector, c: &Affine) -> SimResult<ExactVector> {
         let d = self.d;
         let base = &self.v.den * &h.den;
-        let g = (&c.l).gcd(&(&base % &c.l));
+        // g = gcd(L, d_V·D): L itself when L divides d_V (no big remainder needed)
+        let g = if (&self.v.den % &c.l) == 0u32 { c.l.clone() } else { (&c.l).gcd(&(&base % &c.l)) };
         let mut f_v = Integer::from(&c.l / &g);
         let mut e = &base * Natural::exact_from(&f_v);
         // f_L = base/g, computed as (d_V/g)·D when g divides d_V (no big division)
