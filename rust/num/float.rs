@@ -40,6 +40,13 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     /// Correctly rounded conversion of an exact rational (weights are exact; this is where
     /// they are rounded to the format).
     fn from_rational(r: &Rational) -> Self {
+        // a weight that is exactly an f64 (the usual case) is rounded from that f64, which
+        // is the same value and much faster than rounding the rational
+        // (an underflow to zero gives +0, as the rational rounding does)
+        if let Ok(v) = f64::try_from(r) {
+            let f = Self::from_f64_rounded(v);
+            return if f == Self::zero() { Self::zero() } else { f };
+        }
         Self::from_f64_exact(round_to_f64_in(r, Self::binary_format()))
     }
     fn tanh(self) -> Self {
