@@ -188,14 +188,6 @@ impl Custom {
         self.fmt
     }
 
-    /// The exact value, or None for ±∞ and NaN.
-    pub fn to_rational(self) -> Option<Rational> {
-        match self.v {
-            Val::F(x) => Rational::try_from(x).ok(),
-            Val::W(_) => Rational::try_from(&to_big(self.v)).ok(),
-        }
-    }
-
     pub fn is_infinite(self) -> bool {
         match self.v {
             Val::F(x) => x.is_infinite(),
@@ -267,6 +259,12 @@ impl Float for Custom {
             }
         };
         Custom::with(Some(info), Val::W(v))
+    }
+    fn to_rational(self) -> Option<Rational> {
+        match self.v {
+            Val::F(x) => Rational::try_from(x).ok(),
+            Val::W(_) => Rational::try_from(&to_big(self.v)).ok(),
+        }
     }
     fn to_f64(self) -> f64 {
         match self.v {

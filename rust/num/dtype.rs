@@ -51,6 +51,7 @@ impl Dtype {
             Dtype::F32 => Some(24),
             Dtype::Bf16 => Some(8),
             Dtype::F16 => Some(11),
+            Dtype::Custom(c) => Some(c.mantissa_bits + 1),
         }
     }
 

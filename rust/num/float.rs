@@ -33,6 +33,10 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     /// Rounds an f64 to the format (round to nearest even).
     fn from_f64_rounded(v: f64) -> Self;
     fn to_f64(self) -> f64;
+    /// The exact value (None for ±∞ and NaN).
+    fn to_rational(self) -> Option<Rational> {
+        Rational::try_from(self.to_f64()).ok()
+    }
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
     fn is_nan(self) -> bool;

@@ -28,6 +28,16 @@ pub fn dispatch_float<T: FloatTask>(dtype: Dtype, task: T) -> Option<T::Output> 
     }
 }
 
+/// Runs `body` with `dtype`'s custom format as the constructors' format (see
+/// `custom_float::with_format`); other dtypes run it as is. For work that builds float
+/// values after `dispatch_float` returned (a ticker converting each new input row).
+pub fn in_format_scope<T>(dtype: Dtype, body: impl FnOnce() -> T) -> T {
+    match dtype {
+        Dtype::Custom(c) => with_format(c, body),
+        _ => body(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
