@@ -188,6 +188,18 @@ impl Custom {
         self.fmt
     }
 
+    /// −x, exactly (same format).
+    pub fn negated(self) -> Custom {
+        let v = match self.v {
+            Val::F(x) => Val::F(-x),
+            Val::W(Wide::Zero { neg }) => Val::W(Wide::Zero { neg: !neg }),
+            Val::W(Wide::Inf { neg }) => Val::W(Wide::Inf { neg: !neg }),
+            Val::W(Wide::Finite { neg, mant, exp }) => Val::W(Wide::Finite { neg: !neg, mant, exp }),
+            Val::W(Wide::NaN) => Val::W(Wide::NaN),
+        };
+        Custom::with(self.fmt, v)
+    }
+
     pub fn is_infinite(self) -> bool {
         match self.v {
             Val::F(x) => x.is_infinite(),

@@ -133,6 +133,12 @@ fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
         Activation::Step => v.iter_mut().for_each(|x| *x = if *x > zero { one } else { zero }),
         Activation::Tanh => F::tanh_slice(v),
         Activation::Sigmoid => v.iter_mut().for_each(|x| *x = F::sigmoid_l(*x)),
+        Activation::Sign => {
+            v.iter_mut().for_each(|x| *x = if *x > zero { one } else if *x < zero { F::C::MINUS_ONE } else { zero })
+        }
+        Activation::SatSigmoid => {
+            v.iter_mut().for_each(|x| *x = if *x > zero { one } else if *x < zero { zero } else { F::C::HALF })
+        }
     }
 }
 

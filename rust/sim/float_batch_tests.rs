@@ -62,7 +62,7 @@ fn check<F: Float>(net: &SimpleRnn, batch: usize, steps: usize, seed: u64) {
 fn lockstep_equals_the_per_sequence_engine_bitwise() {
     let shapes = [(1, 0, 0, 1, 5), (3, 2, 1, 5, 7), (8, 4, 2, 9, 6), (16, 3, 0, 4, 4), (17, 5, 1, 13, 5), (40, 9, 2, 7, 3)];
     for (seed, &(d, n, out, batch, steps)) in shapes.iter().enumerate() {
-        for act in [Activation::Identity, Activation::Relu, Activation::Slu, Activation::Step, Activation::Tanh, Activation::Sigmoid] {
+        for act in [Activation::Identity, Activation::Relu, Activation::Slu, Activation::Step, Activation::Tanh, Activation::Sigmoid, Activation::Sign, Activation::SatSigmoid] {
             let nw = net(d, n, out, act, seed as u64 + 1);
             check::<f64>(&nw, batch, steps, 7 + seed as u64);
             check::<f32>(&nw, batch, steps, 8 + seed as u64);

@@ -15,14 +15,20 @@ use half::{bf16, f16};
 pub trait Lane: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     const ZERO: Self;
     const ONE: Self;
+    const MINUS_ONE: Self;
+    const HALF: Self;
 }
 impl Lane for f32 {
     const ZERO: f32 = 0.0;
     const ONE: f32 = 1.0;
+    const MINUS_ONE: f32 = -1.0;
+    const HALF: f32 = 0.5;
 }
 impl Lane for f64 {
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
+    const MINUS_ONE: f64 = -1.0;
+    const HALF: f64 = 0.5;
 }
 
 /// A builtin format as the kernel computes it.
