@@ -8,7 +8,8 @@
 
 Sections
 --------
-float   A tanh SimpleRNN h_t = tanh(W x_t + V h_{t-1} + b), h_0 = 0, all states kept, in
+float   A tanh SimpleRNN h_t = tanh(W x_t + V h_{t-1} + b), h_0 = 0, all states kept, at the
+        shapes (B, T, H, I) of issue 7 (--quick: T/50, B <= 256), in
         rnnsim (``run_batch``, f32 and f64, threads=1 and 2) vs numpy (one batched
         ``x_t @ W.T + h @ V.T + b`` per step, BLAS) vs ``torch.nn.RNN`` on the CPU with the
         same weights (only if torch imports). Throughput is token-steps/s = batch*T/seconds.
@@ -193,12 +194,18 @@ def torch_rnn_factory(V, W, b, dtype_name: str):
     return run
 
 
+# torch 2.13 CPU, f32 RNN tanh, M token-steps/s on this machine (issue 7's reference figures)
+TORCH_REF = {"(1,10000,16,4)": 0.13, "(1024,1000,16,4)": 5.9, "(4096,256,64,8)": 1.5,
+             "(256,256,256,64)": 0.49, "(64,100,1024,128)": 0.04}
+
+
 def bench_float(quick: bool) -> None:
-    shapes = [(1, 2000, 16, 4), (256, 200, 64, 8), (64, 50, 256, 64)]
+    # issue 7's shapes (batch, T, hidden, input); --quick cuts T (and the biggest batches)
+    shapes = [(1, 10000, 16, 4), (1024, 1000, 16, 4), (4096, 256, 64, 8), (256, 256, 256, 64), (64, 100, 1024, 128)]
     if quick:
-        shapes = [(B, max(T // 10, 5), H, I) for (B, T, H, I) in shapes]
-    repeats = 1 if quick else 3
-    min_total = 0.0 if quick else 0.5
+        shapes = [(min(B, 256), max(T // 50, 3), H, I) for (B, T, H, I) in shapes]
+    repeats = 1 if quick else 2
+    min_total = 0.0
     print()
     print("FLOAT BATCH: tanh SimpleRNN, all states kept; token-steps/s = batch*T/s")
     if torch is None:
@@ -238,13 +245,17 @@ def bench_float(quick: bool) -> None:
                 t, res = timed(lambda: net.run_batch(x64, dtype=dt, threads=th, keep="all"), repeats, min_total)
                 diff = float(np.max(np.abs(res.states.astype(np.float64) - ref.astype(np.float64))))
                 print(f"  {label:<20} {'rnnsim run_batch':<18} {dt:<5} {th:>3} {t * 1e3:10.2f} {fmt_rate(tok / t):>12}  {diff:18.3g}")
-                ratios.append((label, dt, th, t_np / t, (t_torch[th] / t) if th in t_torch else None))
+                ratios.append((label, dt, th, t_np / t, (t_torch[th] / t) if th in t_torch else None, tok / t))
     print()
     print("  ratios (throughput of rnnsim / throughput of the other; > 1 means rnnsim is faster)")
-    print(f"  {'shape':<20} {'dtype':<5} {'thr':>3} {'rnnsim/numpy':>13} {'rnnsim/torch':>13}")
-    for label, dt, th, r_np, r_t in ratios:
+    print("  'torch ref' = rnnsim f32 token-steps/s / the torch 2.13 CPU f32 figures quoted in issue 7")
+    print("  for this machine (M token-steps/s: " + ", ".join(f"{k}: {v}" for k, v in TORCH_REF.items()) + ")")
+    print(f"  {'shape':<20} {'dtype':<5} {'thr':>3} {'rnnsim/numpy':>13} {'rnnsim/torch':>13} {'torch ref':>10}")
+    for label, dt, th, r_np, r_t, rate in ratios:
         rt = f"{r_t:13.3f}" if r_t is not None else f"{'n/a':>13}"
-        print(f"  {label:<20} {dt:<5} {th:>3} {r_np:13.3f} {rt}")
+        ref = TORCH_REF.get(label) if dt == "f32" and not quick else None
+        rr = f"{rate / (ref * 1e6):10.2f}" if ref else f"{'n/a':>10}"
+        print(f"  {label:<20} {dt:<5} {th:>3} {r_np:13.3f} {rt} {rr}")
 
 
 # ---------------------------------------------------------------------------- exact

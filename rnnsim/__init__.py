@@ -18,6 +18,7 @@ from .compiled import CompiledDFA, compile, extract, two_layer_to_rnn
 from .compiled_tm import CompiledRun, CompiledTM, Snapshot, TMView
 from .dfa import DFA, parity, tomita
 from .turing import TMRun, TuringMachine
+from .formats import FloatFormat
 from .network import BatchRun, Linear, Run, SimpleRNN, load, loads
 from .cells import (
     GRU,
@@ -54,6 +55,7 @@ __all__ = [
     "TMView",
     "TuringMachine",
     "DFA",
+    "FloatFormat",
     "compile",
     "extract",
     "parity",

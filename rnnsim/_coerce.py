@@ -96,10 +96,16 @@ def _finite(v: Any) -> bool:
 
 
 def dtype_name(dtype: Any) -> str:
-    """Accepts "exact", "f64", ..., numpy dtypes (np.float16) and FloatFormat-like names."""
-    if isinstance(dtype, str):
-        return dtype
-    try:
-        return np.dtype(dtype).name
-    except TypeError:
-        return str(dtype)
+    """The canonical name ("exact", "f64", ..., "fp(M,E)") of a dtype given as a name,
+    a numpy dtype (np.float16) or a FloatFormat; InvalidInputError if unknown."""
+    from . import _core
+    from .formats import FloatFormat
+
+    if isinstance(dtype, FloatFormat):
+        return dtype.name
+    if not isinstance(dtype, str):
+        try:
+            dtype = np.dtype(dtype).name
+        except TypeError:
+            dtype = str(dtype)
+    return _core.dtype_name(dtype)

@@ -15,6 +15,12 @@ DEFAULT_MAX_BITS: int
 
 Tensor = np.ndarray | tuple[Sequence[int], Sequence[str]]
 
+def dtype_name(dtype: str) -> str:
+    """Canonical name of a dtype ("exact", "f64", ..., "fp(M,E)" for a custom format);
+    InvalidInputError for an unknown name or a custom format out of range
+    (1 <= M <= 127 stored mantissa bits, 2 <= E <= 20 exponent bits)."""
+    ...
+
 class SimpleRNN:
     """h_t = act(V h_{t-1} + W x_t + b), y_t = w h_t + c (Definition 4.1, seed 001).
 

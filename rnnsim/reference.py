@@ -8,6 +8,11 @@ exactly what the Rust float engine documents:
 
 with every product and every sum rounded to the format (no fused multiply-add). bfloat16 has
 no numpy dtype: it is emulated on float32 by rounding the bit pattern to its top 16 bits.
+A custom format "fp(M,E)" (rnnsim.FloatFormat: p = M + 1, emax = 2**(E-1) - 1,
+emin = 1 - emax) is emulated with exact Fractions: every product and sum is computed
+exactly and rounded with ``round_exact`` (the IEEE rule: ties to even, gradual underflow,
+±inf past the largest finite value); tanh/sigmoid are the float64 values rounded once,
+as for the builtin formats (formats whose values are all float64s only).
 
 Definition 4.1 of the lecture notes (seed 001): h_0 = s, h_t = act(V h_{t-1} + W x_t + b),
 y_t = w h_t + c.
@@ -70,9 +75,42 @@ def _readout_exact(readout: tuple[Matrix, Vector] | None, h: list[Fraction]) -> 
     return [sum((Fraction(w[o][j]) * h[j] for j in range(len(h))), Fraction(c[o])) for o in range(len(c))]
 
 
-def round_fraction(x: Fraction, fmt: str) -> float:
+def format_params(fmt: str | tuple[int, int, int]) -> tuple[int, int, int]:
+    """(p, emin, emax) of a builtin name, of "fp(M,E)" (IEEE style: p = M + 1,
+    emax = 2**(E-1) - 1, emin = 1 - emax), or of a (p, emin, emax) tuple."""
+    if isinstance(fmt, tuple):
+        return fmt
+    if fmt in FORMATS:
+        return FORMATS[fmt]
+    inner = fmt.replace(" ", "").lower().removeprefix("fp(").removesuffix(")")
+    m, e = (int(v) for v in inner.split(","))
+    emax = 2 ** (e - 1) - 1
+    return (m + 1, 1 - emax, emax)
+
+
+def round_exact(x: Fraction, fmt: str | tuple[int, int, int]) -> Fraction | float:
+    """x rounded to the nearest value of ``fmt`` (ties to even, gradual underflow below
+    2**emin, ±inf when the rounded value exceeds (2 - 2**(1-p)) * 2**emax), as an exact
+    Fraction (or a float ±inf). IEEE 754-2019 §4.3.1 and §7.4."""
+    p, emin, emax = format_params(fmt)
+    if x == 0:
+        return Fraction(0)
+    sign = -1 if x < 0 else 1
+    a = abs(Fraction(x))
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    q = max(e, emin) - p + 1
+    m = round(a / Fraction(2) ** q)  # Python's round on Fraction: ties to even
+    value = Fraction(m) * Fraction(2) ** q
+    if value > (2 - Fraction(2) ** (1 - p)) * Fraction(2) ** emax:
+        return sign * math.inf
+    return sign * value
+
+
+def round_fraction(x: Fraction, fmt: str | tuple[int, int, int]) -> float:
     """x rounded to the nearest value of ``fmt`` (ties to even, overflow to ±inf), as a float."""
-    p, emin, emax = FORMATS[fmt]
+    p, emin, emax = format_params(fmt)
     if x == 0:
         return 0.0
     sign = -1 if x < 0 else 1
@@ -146,11 +184,66 @@ class _Fmt:
         return self.np(v) if v != v else self.const(Fraction(v))
 
 
+class _ExactFmt:
+    """Scalar arithmetic of a custom format on exact Fractions (float ±inf and nan for the
+    special values): each exact result rounded by ``round_exact``."""
+
+    def __init__(self, fmt: str) -> None:
+        self.params = format_params(fmt)
+        p, emin, emax = self.params
+        self.fits_f64 = p <= 53 and emax <= 1023 and emin - p + 1 >= -1074
+
+    def const(self, x: Fraction) -> Fraction | float:
+        return round_exact(Fraction(x), self.params)
+
+    @staticmethod
+    def _float(v, mul: bool) -> float:
+        """A special operand as is; a finite one as 0.0 (add) or its sign (mul), which is
+        all an operation with ±inf or nan depends on."""
+        if not isinstance(v, Fraction):
+            return v
+        return float((v > 0) - (v < 0)) if mul else 0.0
+
+    def add(self, a, b):
+        if isinstance(a, Fraction) and isinstance(b, Fraction):
+            return self.const(a + b)
+        return self._float(a, False) + self._float(b, False)
+
+    def mul(self, a, b):
+        if isinstance(a, Fraction) and isinstance(b, Fraction):
+            return self.const(a * b)
+        return self._float(a, True) * self._float(b, True)
+
+    def act(self, name: str, x):
+        zero, one = Fraction(0), Fraction(1)
+        if name == "identity":
+            return x
+        if name == "relu":
+            return x if x > zero else zero
+        if name == "slu":
+            return one if x > one else x if x > zero else zero
+        if name == "step":
+            return one if x > zero else zero
+        if not self.fits_f64:
+            raise NotImplementedError("tanh/sigmoid of formats wider than float64 are not emulated")
+        if name == "tanh":
+            y = math.tanh(float(x))
+        elif name == "sigmoid":
+            try:
+                y = 1.0 / (1.0 + math.exp(-float(x)))
+            except OverflowError:  # exp(-x) = inf in float64: 1/(1+inf) = 0
+                y = 0.0
+        else:
+            raise ValueError(name)
+        return y if y != y else self.const(Fraction(y))
+
+
 def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: Sequence[Vector], fmt: str,
               readout: tuple[Matrix, Vector] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """States and outputs of a simple RNN computed in float format ``fmt`` in the documented
-    order. Inputs are exact values rounded to the format. Returns float64 arrays."""
-    f = _Fmt(fmt)
+    order. Inputs are exact values rounded to the format. Returns float64 arrays (object
+    arrays of Fractions / float ±inf for a custom format "fp(M,E)" wider than float64)."""
+    f = _Fmt(fmt) if fmt in FORMATS else _ExactFmt(fmt)
     Vf = [[f.const(v) for v in row] for row in V]
     Wf = [[f.const(v) for v in row] for row in W]
     bf = [f.const(v) for v in b]
@@ -185,5 +278,13 @@ def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: 
         h = new
         states.append(list(h))
         outputs.append(out(h))
-    return (np.array(states, dtype=np.float64).reshape(len(states), len(h0)),
-            np.array(outputs, dtype=np.float64).reshape(len(outputs), -1))
+    if isinstance(f, _ExactFmt) and not f.fits_f64:
+        st_arr = np.empty((len(states), len(h0)), dtype=object)
+        out_arr = np.empty((len(outputs), len(outputs[0])), dtype=object)
+        for t, row in enumerate(states):
+            st_arr[t, :] = row
+        for t, row in enumerate(outputs):
+            out_arr[t, :] = row
+        return st_arr, out_arr
+    return (np.array([[float(v) for v in row] for row in states], dtype=np.float64).reshape(len(states), len(h0)),
+            np.array([[float(v) for v in row] for row in outputs], dtype=np.float64).reshape(len(outputs), -1))

@@ -9,16 +9,23 @@
 //! exactly how numpy evaluates float16 scalar and elementwise arithmetic.
 //!
 //! tanh and sigmoid are evaluated in f64 from the operand's exact value and rounded once to
-//! the format (for f64 itself: the platform libm, sigmoid as 1/(1+exp(−x))).
+//! the format (for f64 itself: the platform libm, sigmoid as 1/(1+exp(−x))). Rounding an f64
+//! to f16/bf16 uses `round::round_f64_in` (correct round to nearest even from all 53 bits;
+//! the `half` crate's own f64 conversions look at the top 32 bits only).
+//!
+//! Custom formats `FloatFormat(mantissa_bits, exponent_bits)` are the type
+//! `custom_float::Custom`, whose values carry their runtime format.
 
-use crate::num::round::{round_to_f64_in, BinaryFormat};
+use crate::num::round::{round_f64_in, round_to_f64_in, BinaryFormat};
 use half::{bf16, f16};
 use malachite::Rational;
 
 /// A binary floating-point format usable by the float engine.
 pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     const NAME: &'static str;
-    const FORMAT: BinaryFormat;
+    /// The format the constructors round to (for `Custom`: the one of the enclosing
+    /// `custom_float::with_format`).
+    fn binary_format() -> BinaryFormat;
     fn zero() -> Self;
     fn one() -> Self;
     /// Exact conversion of a value already representable in the format.
@@ -26,6 +33,10 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     /// Rounds an f64 to the format (round to nearest even).
     fn from_f64_rounded(v: f64) -> Self;
     fn to_f64(self) -> f64;
+    /// The exact value (None for ±∞ and NaN).
+    fn to_rational(self) -> Option<Rational> {
+        Rational::try_from(self.to_f64()).ok()
+    }
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
     fn is_nan(self) -> bool;
@@ -33,7 +44,14 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     /// Correctly rounded conversion of an exact rational (weights are exact; this is where
     /// they are rounded to the format).
     fn from_rational(r: &Rational) -> Self {
-        Self::from_f64_exact(round_to_f64_in(r, Self::FORMAT))
+        // a weight that is exactly an f64 (the usual case) is rounded from that f64, which
+        // is the same value and much faster than rounding the rational
+        // (an underflow to zero gives +0, as the rational rounding does)
+        if let Ok(v) = f64::try_from(r) {
+            let f = Self::from_f64_rounded(v);
+            return if f == Self::zero() { Self::zero() } else { f };
+        }
+        Self::from_f64_exact(round_to_f64_in(r, Self::binary_format()))
     }
     fn tanh(self) -> Self {
         Self::from_f64_rounded(self.to_f64().tanh())
@@ -45,7 +63,7 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
 
 impl Float for f64 {
     const NAME: &'static str = "f64";
-    const FORMAT: BinaryFormat = BinaryFormat::F64;
+    fn binary_format() -> BinaryFormat { BinaryFormat::F64 }
     fn zero() -> Self { 0.0 }
     fn one() -> Self { 1.0 }
     fn from_f64_exact(v: f64) -> Self { v }
@@ -60,7 +78,7 @@ impl Float for f64 {
 
 impl Float for f32 {
     const NAME: &'static str = "f32";
-    const FORMAT: BinaryFormat = BinaryFormat::F32;
+    fn binary_format() -> BinaryFormat { BinaryFormat::F32 }
     fn zero() -> Self { 0.0 }
     fn one() -> Self { 1.0 }
     fn from_f64_exact(v: f64) -> Self { v as f32 }
@@ -76,11 +94,11 @@ impl Float for f32 {
 
 impl Float for f16 {
     const NAME: &'static str = "f16";
-    const FORMAT: BinaryFormat = BinaryFormat::F16;
+    fn binary_format() -> BinaryFormat { BinaryFormat::F16 }
     fn zero() -> Self { f16::ZERO }
     fn one() -> Self { f16::ONE }
     fn from_f64_exact(v: f64) -> Self { f16::from_f64(v) }
-    fn from_f64_rounded(v: f64) -> Self { f16::from_f64(v) }
+    fn from_f64_rounded(v: f64) -> Self { f16::from_f64(round_f64_in(v, BinaryFormat::F16)) }
     fn to_f64(self) -> f64 { f16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { f16::from_f32(self.to_f32() + o.to_f32()) }
@@ -91,11 +109,11 @@ impl Float for f16 {
 
 impl Float for bf16 {
     const NAME: &'static str = "bf16";
-    const FORMAT: BinaryFormat = BinaryFormat::BF16;
+    fn binary_format() -> BinaryFormat { BinaryFormat::BF16 }
     fn zero() -> Self { bf16::ZERO }
     fn one() -> Self { bf16::ONE }
     fn from_f64_exact(v: f64) -> Self { bf16::from_f64(v) }
-    fn from_f64_rounded(v: f64) -> Self { bf16::from_f64(v) }
+    fn from_f64_rounded(v: f64) -> Self { bf16::from_f64(round_f64_in(v, BinaryFormat::BF16)) }
     fn to_f64(self) -> f64 { bf16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { bf16::from_f32(self.to_f32() + o.to_f32()) }
@@ -117,6 +135,16 @@ mod tests {
         assert_eq!(a.add(f16::from_f64(3.0)).to_f64(), 2052.0);
         let third = f16::from_rational(&(Rational::from(1) / Rational::from(3)));
         assert_eq!(third.to_f64(), f16::from_f64(1.0 / 3.0).to_f64());
+    }
+
+    #[test]
+    fn f64_to_half_formats_is_correctly_rounded() {
+        // 1 + 2^-8 + 2^-40 is just above a bf16 tie: nearest is 1 + 2^-7 (half's own
+        // conversion sees a tie in the top 32 bits and goes to 1)
+        let v = 1.0 + 2f64.powi(-8) + 2f64.powi(-40);
+        assert_eq!(bf16::from_f64_rounded(v).to_f64(), 1.0 + 2f64.powi(-7));
+        let w = 1.0 + 2f64.powi(-11) + 2f64.powi(-45);
+        assert_eq!(f16::from_f64_rounded(w).to_f64(), 1.0 + 2f64.powi(-10));
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! Number formats: exact rationals (shared-denominator vectors) and IEEE binary floats.
+//! Number formats: exact rationals (shared-denominator vectors), IEEE binary floats and
+//! custom float formats `FloatFormat(mantissa_bits, exponent_bits)`.
+pub mod custom_float;
+pub mod custom_format;
 pub mod dtype;
 pub mod exact_vector;
 pub mod float;

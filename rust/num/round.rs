@@ -66,6 +66,58 @@ pub fn round_to_format(x: &Rational, fmt: BinaryFormat) -> Rounded {
     Rounded::Finite(if negative { -value } else { value })
 }
 
+/// 2^k as an f64, for k in [−1074, 1023] (subnormal powers included).
+fn pow2(k: i64) -> f64 {
+    debug_assert!((-1074..=1023).contains(&k));
+    if k >= -1022 {
+        f64::from_bits(((k + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (k + 1074))
+    }
+}
+
+/// floor(log2 |x|) of a finite nonzero f64 (subnormals included).
+fn floor_log2_f64(x: f64) -> i64 {
+    let bits = x.to_bits() & 0x7fff_ffff_ffff_ffff;
+    let biased = (bits >> 52) as i64;
+    if biased > 0 {
+        biased - 1023
+    } else {
+        -1074 + 63 - i64::from(bits.leading_zeros())
+    }
+}
+
+impl BinaryFormat {
+    /// True when every value of the format is an f64 (p ≤ 53 and its exponent range,
+    /// subnormals included, inside f64's).
+    pub fn fits_in_f64(&self) -> bool {
+        self.precision <= 53 && self.emax <= 1023 && self.emin - i64::from(self.precision) + 1 >= -1074
+    }
+}
+
+/// Rounds an f64 to the nearest value of `fmt` (ties to even, gradual underflow, ±∞ past the
+/// largest finite value as in `round_to_format`), for a format that [`fits_in_f64`]
+/// (`BinaryFormat::fits_in_f64`). The quantum 2^q of x's binade (fixed at emin − p + 1 below
+/// 2^emin) is found from x's exponent; x·2^−q is rounded to an integer with ties to even
+/// and scaled back; every scaling is by a power of two and exact. NaN and ±∞ pass through.
+pub fn round_f64_in(x: f64, fmt: BinaryFormat) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    debug_assert!(fmt.fits_in_f64());
+    let p = i64::from(fmt.precision);
+    let q = floor_log2_f64(x).max(fmt.emin) - p + 1;
+    // scale by 2^-q in two exact halves (2^-q alone may overflow for q < -1023)
+    let (s1, s2) = (-q / 2, -q - (-q / 2));
+    let m = (x * pow2(s1) * pow2(s2)).round_ties_even();
+    let v = m * pow2(q.max(-1074));
+    let max = (2.0 - pow2(1 - p)) * pow2(fmt.emax);
+    if v.abs() > max {
+        return f64::INFINITY.copysign(x);
+    }
+    v
+}
+
 /// Round to the format and express the result as an f64 (exact whenever the format is no
 /// wider than f64, which holds for f64, f32, bf16 and f16).
 pub fn round_to_f64_in(x: &Rational, fmt: BinaryFormat) -> f64 {
@@ -116,6 +168,50 @@ mod tests {
         assert_eq!(round_to_f64_in(&(r("1") + r("1/2048")), BinaryFormat::F16), 1.0);
         // 1 + 3·2^-11 is halfway between 1+2^-10 and 1+2^-9: rounds up to the even one
         assert_eq!(round_to_f64_in(&(r("1") + r("3/2048")), BinaryFormat::F16), 1.0 + 1.0 / 512.0);
+    }
+
+    #[test]
+    fn f64_rounding_agrees_with_the_rational_rounding() {
+        let formats = [
+            BinaryFormat::F16,
+            BinaryFormat::BF16,
+            BinaryFormat::F32,
+            BinaryFormat::F64,
+            BinaryFormat::ieee(1, 2),
+            BinaryFormat::ieee(2, 3),
+            BinaryFormat::ieee(12, 6),
+            BinaryFormat::ieee(40, 10),
+        ];
+        let mut s = 0x1234_5678_9abc_def0u64;
+        let mut vals = vec![0.5, 1.0 + 1.0 / 2048.0, 1.0 + 3.0 / 2048.0, 65519.99, 65520.0, 2.98e-8, 5e-324, -7.0, 3.0, 3.5, 0.375];
+        for _ in 0..4000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let v = f64::from_bits(s);
+            if v.is_finite() {
+                vals.push(v);
+                vals.push(v * pow2(-(floor_log2_f64(v) / 2)) ); // bring some near 1
+            }
+        }
+        for fmt in formats {
+            for &v in &vals {
+                if v == 0.0 || !v.is_finite() {
+                    continue;
+                }
+                // the rational oracle has no -0: a negative underflow is -0.0 here
+                let want = round_to_f64_in(&Rational::try_from(v).unwrap(), fmt).copysign(v);
+                assert_eq!(round_f64_in(v, fmt).to_bits(), want.to_bits(), "{v:e} in {fmt:?}");
+            }
+        }
+        // precision 2, emax 1: values 0.5·k below 1 (subnormals 0.5), 1, 1.5, 2, 3; max 3
+        let p2 = BinaryFormat::ieee(1, 2);
+        assert_eq!(round_f64_in(2.5, p2), 2.0, "tie between 2 and 3 goes to even 2");
+        assert_eq!(round_f64_in(3.4, p2), 3.0);
+        assert_eq!(round_f64_in(3.5, p2), f64::INFINITY, "3.5 rounds to 4 (unbounded) > max 3");
+        assert_eq!(round_f64_in(0.25, p2), 0.0, "half the smallest subnormal: tie to 0");
+        assert_eq!(round_f64_in(0.26, p2), 0.5);
+        assert_eq!(round_f64_in(-0.1, p2).to_bits(), (-0.0f64).to_bits(), "underflow keeps the sign");
     }
 
     #[test]

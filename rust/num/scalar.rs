@@ -69,6 +69,35 @@ float_scalar!(f32);
 float_scalar!(f16);
 float_scalar!(bf16);
 
+/// Custom formats (`custom_float::Custom`): the `Float` operations; negation is exact.
+impl Scalar for crate::num::custom_float::Custom {
+    const EXACT: bool = false;
+    fn zero() -> Self {
+        <Self as Float>::zero()
+    }
+    fn one() -> Self {
+        <Self as Float>::one()
+    }
+    fn from_rational(r: &Rational) -> Self {
+        <Self as Float>::from_rational(r)
+    }
+    fn add(&self, o: &Self) -> Self {
+        Float::add(*self, *o)
+    }
+    fn mul(&self, o: &Self) -> Self {
+        Float::mul(*self, *o)
+    }
+    fn neg(&self) -> Self {
+        self.negated()
+    }
+    fn tanh(&self) -> Self {
+        Float::tanh(*self)
+    }
+    fn sigmoid(&self) -> Self {
+        Float::sigmoid(*self)
+    }
+}
+
 impl Scalar for Rational {
     const EXACT: bool = true;
     fn zero() -> Self {

@@ -9,6 +9,7 @@ use crate::net::cell_json::{saved_kind, stack_from_json, stack_to_json};
 use crate::net::parts::{Options, Tensors};
 use crate::net::stacked::Stack;
 use crate::net::torch::{from_state_dict, TorchModule};
+use crate::num::custom_float::{with_format, Custom};
 use crate::num::dtype::Dtype;
 use crate::num::rational::{rational_from_f64, rational_to_string};
 use crate::num::scalar::Scalar;
@@ -53,6 +54,7 @@ float_py_scalar!(f64);
 float_py_scalar!(f32);
 float_py_scalar!(f16);
 float_py_scalar!(bf16);
+float_py_scalar!(Custom);
 
 impl PyScalar for Rational {
     fn from_tensor(t: &Tensor) -> Vec<Self> {
@@ -338,6 +340,7 @@ impl PyCellNetwork {
             Dtype::F32 => run_one::<f32>(py, s, &x, h0.as_ref(), c0.as_ref()),
             Dtype::Bf16 => run_one::<bf16>(py, s, &x, h0.as_ref(), c0.as_ref()),
             Dtype::F16 => run_one::<f16>(py, s, &x, h0.as_ref(), c0.as_ref()),
+            Dtype::Custom(f) => with_format(f, || run_one::<Custom>(py, s, &x, h0.as_ref(), c0.as_ref())),
         }
     }
 
@@ -387,6 +390,7 @@ impl PyCellNetwork {
             Dtype::F32 => run_batch::<f32>(py, s, &x, h, c, &spec, progress),
             Dtype::Bf16 => run_batch::<bf16>(py, s, &x, h, c, &spec, progress),
             Dtype::F16 => run_batch::<f16>(py, s, &x, h, c, &spec, progress),
+            Dtype::Custom(f) => with_format(f, || run_batch::<Custom>(py, s, &x, h, c, &spec, progress)),
         }
     }
 

@@ -5,6 +5,7 @@
 
 use crate::error::SimError;
 use crate::num::exact_vector::ExactVector;
+use crate::num::custom_float::{current_format, Custom};
 use crate::num::float::Float;
 use crate::num::rational::{parse_rational, rational_from_f64};
 use half::{bf16, f16};
@@ -200,6 +201,32 @@ macro_rules! to_numpy_native {
 to_numpy_native!(f64);
 to_numpy_native!(f32);
 to_numpy_native!(f16);
+
+/// A custom format's values: float64 when every value of the format is an f64 (exactly), else
+/// an object array of exact `Fraction`s (±inf and nan as Python floats). The format is the
+/// one of the enclosing `with_format`.
+impl ToNumpy for Custom {
+    fn to_numpy<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {
+        if current_format().is_none_or(|f| f.fits_in_f64) {
+            let wide: Vec<f64> = v.into_iter().map(|x| x.to_f64()).collect();
+            return Ok(PyArray1::from_vec(py, wide).reshape(shape)?.into_any());
+        }
+        let fr = fraction_type(py)?;
+        let items = v
+            .into_iter()
+            .map(|x| match x.to_rational() {
+                Some(r) => py_fraction(py, &fr, &r),
+                None => Ok(x.to_f64().into_pyobject(py)?.into_any()),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let np = py.import("numpy")?;
+        let arr = np.call_method1("empty", (items.len(), "object"))?;
+        for (i, item) in items.into_iter().enumerate() {
+            arr.set_item(i, item)?;
+        }
+        arr.call_method1("reshape", (shape,))
+    }
+}
 
 impl ToNumpy for bf16 {
     fn to_numpy<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {

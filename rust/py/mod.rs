@@ -28,5 +28,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<turing::PyTmTrace>()?;
     m.add_function(wrap_pyfunction!(turing::compile_tm, m)?)?;
     m.add_class::<trace::PyNetTrace>()?;
+    m.add_function(wrap_pyfunction!(network::dtype_name, m)?)?;
     Ok(())
 }

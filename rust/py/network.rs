@@ -5,6 +5,7 @@ use crate::net::activation::Activation;
 use crate::net::json;
 use crate::net::matrix::RatMatrix;
 use crate::net::simple_rnn::{shape_problems, Linear, Shapes, SimpleRnn};
+use crate::num::custom_float::{with_format, Custom};
 use crate::num::dtype::Dtype;
 use crate::num::exact_vector::ExactVector;
 use crate::num::rational::rational_to_string;
@@ -86,6 +87,13 @@ impl PySimpleRnn {
 
 fn parse_dtype(py: Python<'_>, dtype: &str) -> PyResult<Dtype> {
     Dtype::parse(dtype).map_err(|e| to_pyerr(py, e))
+}
+
+/// The canonical name of a dtype ("f32", "fp(10,5)", ...); InvalidInputError if unknown
+/// or if a custom format is out of range.
+#[pyfunction]
+pub fn dtype_name(py: Python<'_>, dtype: &str) -> PyResult<&'static str> {
+    Ok(parse_dtype(py, dtype)?.name())
 }
 
 fn float_run<F: ToNumpy>(py: Python<'_>, net: &SimpleRnn, x: &Tensor, h0: Option<&Tensor>) -> PyResult<Py<PyAny>> {
@@ -246,6 +254,7 @@ impl PySimpleRnn {
             Dtype::F32 => float_run::<f32>(py, net, &x, h0.as_ref()),
             Dtype::Bf16 => float_run::<bf16>(py, net, &x, h0.as_ref()),
             Dtype::F16 => float_run::<f16>(py, net, &x, h0.as_ref()),
+            Dtype::Custom(c) => with_format(c, || float_run::<Custom>(py, net, &x, h0.as_ref())),
         }
     }
 
@@ -294,6 +303,7 @@ impl PySimpleRnn {
             Dtype::F32 => float_batch::<f32>(py, net, &x, h0.as_ref(), &spec, progress),
             Dtype::Bf16 => float_batch::<bf16>(py, net, &x, h0.as_ref(), &spec, progress),
             Dtype::F16 => float_batch::<f16>(py, net, &x, h0.as_ref(), &spec, progress),
+            Dtype::Custom(c) => with_format(c, || float_batch::<Custom>(py, net, &x, h0.as_ref(), &spec, progress)),
         }
     }
 

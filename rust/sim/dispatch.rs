@@ -1,7 +1,9 @@
 //! Choosing the float type at run time: the float engine is generic over `F: Float`, the
 //! user names a [`Dtype`]. A [`FloatTask`] is a generic computation; [`dispatch_float`] runs
-//! it with the Rust type of the dtype (f64, f32, half::bf16, half::f16).
+//! it with the Rust type of the dtype (f64, f32, half::bf16, half::f16, or
+//! `custom_float::Custom` inside `with_format` for a custom format).
 
+use crate::num::custom_float::{with_format, Custom};
 use crate::num::dtype::Dtype;
 use crate::num::float::Float;
 use half::{bf16, f16};
@@ -12,7 +14,8 @@ pub trait FloatTask {
     fn run<F: Float>(self) -> Self::Output;
 }
 
-/// Runs `task` with the float type of `dtype`: f64, f32, bf16 or f16. `None` for
+/// Runs `task` with the float type of `dtype`: f64, f32, bf16, f16 or `Custom` (with the
+/// format set for the task's constructors on this thread). `None` for
 /// [`Dtype::Exact`], which the caller handles with the exact engine.
 pub fn dispatch_float<T: FloatTask>(dtype: Dtype, task: T) -> Option<T::Output> {
     match dtype {
@@ -21,6 +24,17 @@ pub fn dispatch_float<T: FloatTask>(dtype: Dtype, task: T) -> Option<T::Output> 
         Dtype::F32 => Some(task.run::<f32>()),
         Dtype::Bf16 => Some(task.run::<bf16>()),
         Dtype::F16 => Some(task.run::<f16>()),
+        Dtype::Custom(c) => Some(with_format(c, || task.run::<Custom>())),
+    }
+}
+
+/// Runs `body` with `dtype`'s custom format as the constructors' format (see
+/// `custom_float::with_format`); other dtypes run it as is. For work that builds float
+/// values after `dispatch_float` returned (a ticker converting each new input row).
+pub fn in_format_scope<T>(dtype: Dtype, body: impl FnOnce() -> T) -> T {
+    match dtype {
+        Dtype::Custom(c) => with_format(c, body),
+        _ => body(),
     }
 }
 

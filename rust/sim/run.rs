@@ -147,8 +147,19 @@ fn float_sequence<F: Float>(plan: &FloatPlan<F>, x: &[F], h0: &[F], len: usize, 
     Ok(SeqOut { states, last: h, outputs, last_out: y })
 }
 
-/// Runs B sequences in parallel. `xs` is (B, T, n_in) flat; `h0` is (B, d) flat or None.
+/// Runs B sequences. `xs` is (B, T, n_in) flat; `h0` is (B, d) flat or None. The builtin
+/// formats use the lock-step kernel (float_batch.rs), custom formats
+/// [`run_batch_float_per_sequence`]; both give the same bits.
 pub fn run_batch_float<F: Float>(plan: &FloatPlan<F>, xs: &[F], h0: Option<&[F]>, spec: &BatchSpec, ctl: &Control) -> SimResult<FloatBatch<F>> {
+    match crate::sim::float_batch::try_lockstep(plan, xs, h0, spec, ctl) {
+        Some(r) => r,
+        None => run_batch_float_per_sequence(plan, xs, h0, spec, ctl),
+    }
+}
+
+/// Runs B sequences in parallel over sequences, each by `FloatPlan::tick` (the reference
+/// the lock-step kernel is tested against).
+pub fn run_batch_float_per_sequence<F: Float>(plan: &FloatPlan<F>, xs: &[F], h0: Option<&[F]>, spec: &BatchSpec, ctl: &Control) -> SimResult<FloatBatch<F>> {
     spec.validate()?;
     let (d, n) = (plan.d, plan.n_in);
     let per = spec.steps * n;

@@ -7,8 +7,7 @@ use crate::net::simple_rnn::SimpleRnn;
 use crate::num::dtype::Dtype;
 use crate::num::exact_vector::ExactVector;
 use crate::num::float::Float;
-use crate::num::rational::rational_from_f64;
-use crate::sim::dispatch::{dispatch_float, FloatTask};
+use crate::sim::dispatch::{dispatch_float, in_format_scope, FloatTask};
 use crate::sim::exact_engine::{Affine, ExactPlan};
 use crate::sim::float_engine::FloatPlan;
 use malachite::Rational;
@@ -106,7 +105,7 @@ pub struct FloatTicker<F: Float> {
 
 fn exact_of<F: Float>(v: F) -> Rational {
     // NaN and infinities have no exact value: shown as 0 by `state`, flagged by `state_f64`
-    rational_from_f64(v.to_f64()).unwrap_or_else(|_| Rational::from(0))
+    v.to_rational().unwrap_or_else(|| Rational::from(0))
 }
 
 impl<F: Float> NetTicker for FloatTicker<F> {
@@ -115,7 +114,8 @@ impl<F: Float> NetTicker for FloatTicker<F> {
             return Err(SimError::invalid_input(format!("an input row of {} values, expected {}", x.len(), self.plan.n_in)));
         }
         self.x.clear();
-        self.x.extend(x.iter().map(F::from_rational));
+        // a custom format's inputs are rounded to it: its scope is re-entered here
+        in_format_scope(self.dtype, || self.x.extend(x.iter().map(F::from_rational)));
         self.plan.tick(&self.h, &self.x, &mut self.next);
         std::mem::swap(&mut self.h, &mut self.next);
         Ok(())
@@ -141,5 +141,44 @@ impl<F: Float> NetTicker for FloatTicker<F> {
     }
     fn dtype(&self) -> Dtype {
         self.dtype
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::activation::Activation;
+    use crate::net::matrix::RatMatrix;
+    use crate::num::custom_float::{with_format, Custom};
+    use crate::num::custom_format::CustomFormat;
+    use crate::sim::cancel::Control;
+    use crate::sim::run::run_float;
+
+    #[test]
+    fn a_custom_format_ticker_rounds_its_inputs_like_run() {
+        let third = Rational::from(1) / Rational::from(3);
+        let net = SimpleRnn::new(
+            RatMatrix::from_dense(1, 1, vec![third.clone()]),
+            RatMatrix::from_dense(1, 1, vec![Rational::from(1)]),
+            vec![Rational::from(0)],
+            None,
+            Activation::Identity,
+            None,
+        )
+        .unwrap();
+        let fmt = CustomFormat::new(60, 15).unwrap();
+        let mut t = ticker(&net, Dtype::Custom(fmt), 1 << 20).unwrap();
+        let xs = [third.clone(), Rational::from(5) / Rational::from(7), third];
+        for x in &xs {
+            t.tick(std::slice::from_ref(x)).unwrap();
+        }
+        let want = with_format(fmt, || {
+            let plan = FloatPlan::<Custom>::new(&net);
+            let x: Vec<Custom> = xs.iter().map(Custom::from_rational).collect();
+            let (states, _) = run_float(&plan, &plan.h0, &x, 3, &Control::new()).unwrap();
+            states[3].to_rational().unwrap()
+        });
+        assert_eq!(t.state(), vec![want.clone()]);
+        assert!(want.to_denominator() > 1u64 << 59, "the state has 61 significant bits, more than f64's");
     }
 }

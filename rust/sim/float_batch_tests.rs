@@ -1,0 +1,92 @@
+//! The lock-step kernel against the per-sequence engine, bit for bit: every builtin format,
+//! every activation, shapes around the tile sizes, ragged lengths, h0, keep, thread counts.
+
+use super::*;
+use crate::net::matrix::RatMatrix;
+use crate::net::simple_rnn::{Linear, SimpleRnn};
+use crate::sim::run::run_batch_float_per_sequence;
+use half::{bf16, f16};
+use malachite::Rational;
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    /// a weight: k/64 for k in -96..96, sometimes larger or with an odd denominator
+    fn weight(&mut self) -> Rational {
+        let k = (self.next() % 193) as i64 - 96;
+        match self.next() % 8 {
+            0 => Rational::from(k) / Rational::from(3),
+            1 => Rational::from(k * 37),
+            _ => Rational::from(k) / Rational::from(64),
+        }
+    }
+}
+
+fn net(d: usize, n: usize, out: usize, act: Activation, seed: u64) -> SimpleRnn {
+    let mut r = Lcg(seed);
+    let v = RatMatrix::from_dense(d, d, (0..d * d).map(|_| r.weight() / Rational::from(d as i64)).collect());
+    let w = RatMatrix::from_dense(d, n, (0..d * n).map(|_| r.weight()).collect());
+    let b = (0..d).map(|_| r.weight()).collect();
+    let h0 = Some((0..d).map(|_| r.weight()).collect());
+    let ro = (out > 0).then(|| Linear { w: RatMatrix::from_dense(out, d, (0..out * d).map(|_| r.weight()).collect()), b: (0..out).map(|_| r.weight()).collect() });
+    SimpleRnn::new(v, w, b, h0, act, ro).unwrap()
+}
+
+fn check<F: Float>(net: &SimpleRnn, batch: usize, steps: usize, seed: u64) {
+    let plan = FloatPlan::<F>::new(net);
+    let mut r = Lcg(seed);
+    let xs: Vec<F> = (0..batch * steps * plan.n_in).map(|_| F::from_rational(&r.weight())).collect();
+    let h0: Vec<F> = (0..batch * plan.d).map(|_| F::from_rational(&r.weight())).collect();
+    let lengths: Vec<usize> = (0..batch).map(|_| (r.next() as usize) % (steps + 1)).collect();
+    for (keep_all, lens, start, threads) in [
+        (true, None, None, 1),
+        (true, Some(lengths.clone()), Some(h0.as_slice()), 2),
+        (false, Some(lengths.clone()), None, 3),
+        (false, None, Some(h0.as_slice()), 2),
+    ] {
+        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads) };
+        let want = run_batch_float_per_sequence(&plan, &xs, start, &spec, &Control::new()).unwrap();
+        let got = try_lockstep(&plan, &xs, start, &spec, &Control::new()).expect("builtin").unwrap();
+        let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+        assert_eq!(bits(&got.final_states), bits(&want.final_states), "{} {:?} batch {batch} keep {keep_all}", F::NAME, net.activation);
+        assert_eq!(bits(&got.states), bits(&want.states));
+        assert_eq!(bits(&got.outputs), bits(&want.outputs));
+        assert_eq!(bits(&got.final_outputs), bits(&want.final_outputs));
+    }
+}
+
+#[test]
+fn lockstep_equals_the_per_sequence_engine_bitwise() {
+    let shapes = [(1, 0, 0, 1, 5), (3, 2, 1, 5, 7), (8, 4, 2, 9, 6), (16, 3, 0, 4, 4), (17, 5, 1, 13, 5), (40, 9, 2, 7, 3)];
+    for (seed, &(d, n, out, batch, steps)) in shapes.iter().enumerate() {
+        for act in [Activation::Identity, Activation::Relu, Activation::Slu, Activation::Step, Activation::Tanh, Activation::Sigmoid, Activation::Sign, Activation::SatSigmoid] {
+            let nw = net(d, n, out, act, seed as u64 + 1);
+            check::<f64>(&nw, batch, steps, 7 + seed as u64);
+            check::<f32>(&nw, batch, steps, 8 + seed as u64);
+            check::<f16>(&nw, batch, steps, 9 + seed as u64);
+            check::<bf16>(&nw, batch, steps, 10 + seed as u64);
+        }
+    }
+}
+
+#[test]
+fn lockstep_stops_on_cancel_and_custom_formats_are_not_lockstep() {
+    let nw = net(4, 2, 1, Activation::Tanh, 3);
+    let plan = FloatPlan::<f32>::new(&nw);
+    let spec = BatchSpec { batch: 8, steps: 10, lengths: None, keep_all: true, threads: Some(2) };
+    let ctl = Control::new();
+    ctl.cancel();
+    let xs = vec![0.5f32; 8 * 10 * 2];
+    assert!(matches!(try_lockstep(&plan, &xs, None, &spec, &ctl), Some(Err(crate::error::SimError::Interrupted))));
+    use crate::num::custom_float::{with_format, Custom};
+    use crate::num::custom_format::CustomFormat;
+    with_format(CustomFormat::new(10, 5).unwrap(), || {
+        let p = FloatPlan::<Custom>::new(&nw);
+        let xs = vec![Custom::one(); 8 * 10 * 2];
+        assert!(try_lockstep(&p, &xs, None, &spec, &Control::new()).is_none());
+    });
+}
+

@@ -1,0 +1,156 @@
+//! How the lock-step batch kernel (`float_batch`) computes each builtin format: values held
+//! in a hardware "lane" type (f32 for f32, f16 and bf16; f64 for f64), every operation
+//! rounded to the format exactly as its `Float` impl does (num/float.rs), so the kernel's
+//! results are bit for bit the per-sequence engine's.
+//!
+//! f16 and bf16: one operation in f32, then a branch-free (vectorisable) rounding of the
+//! f32 result to the half format's grid, kept in f32. That is `half`'s `from_f32(a ∘ b)`
+//! value: both are round-to-nearest-even of the same f32 (innocuous double rounding since
+//! 24 ≥ 2p + 2, see num/float.rs).
+
+use crate::num::float::Float;
+use half::{bf16, f16};
+
+/// A hardware float the kernel computes in.
+pub trait Lane: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+    const MINUS_ONE: Self;
+    const HALF: Self;
+}
+impl Lane for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    const MINUS_ONE: f32 = -1.0;
+    const HALF: f32 = 0.5;
+}
+impl Lane for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    const MINUS_ONE: f64 = -1.0;
+    const HALF: f64 = 0.5;
+}
+
+/// A builtin format as the kernel computes it.
+pub trait LaneFormat: Float {
+    type C: Lane;
+    fn to_lane(self) -> Self::C;
+    /// Exact: `c` is a value of the format.
+    fn from_lane(c: Self::C) -> Self;
+    /// a + b rounded to the format.
+    fn add_l(a: Self::C, b: Self::C) -> Self::C;
+    /// a · b rounded to the format.
+    fn mul_l(a: Self::C, b: Self::C) -> Self::C;
+    /// tanh as `Float::tanh` defines it.
+    fn tanh_l(x: Self::C) -> Self::C {
+        Self::from_lane(x).tanh().to_lane()
+    }
+    fn sigmoid_l(x: Self::C) -> Self::C {
+        Self::from_lane(x).sigmoid().to_lane()
+    }
+    /// `tanh_l` over a slice, in place.
+    fn tanh_slice(v: &mut [Self::C]) {
+        v.iter_mut().for_each(|x| *x = Self::tanh_l(*x));
+    }
+}
+
+impl LaneFormat for f64 {
+    type C = f64;
+    #[inline(always)]
+    fn to_lane(self) -> f64 { self }
+    #[inline(always)]
+    fn from_lane(c: f64) -> f64 { c }
+    #[inline(always)]
+    fn add_l(a: f64, b: f64) -> f64 { a + b }
+    #[inline(always)]
+    fn mul_l(a: f64, b: f64) -> f64 { a * b }
+}
+
+impl LaneFormat for f32 {
+    type C = f32;
+    #[inline(always)]
+    fn to_lane(self) -> f32 { self }
+    #[inline(always)]
+    fn from_lane(c: f32) -> f32 { c }
+    #[inline(always)]
+    fn add_l(a: f32, b: f32) -> f32 { a + b }
+    #[inline(always)]
+    fn mul_l(a: f32, b: f32) -> f32 { a * b }
+    #[inline(always)]
+    fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_f32(x) }
+    fn tanh_slice(v: &mut [f32]) { crate::sim::fast_tanh::tanh_f32_slice(v) }
+}
+
+/// f32 → the bf16 grid (round to nearest even on the top 16 bits), NaN kept.
+#[inline(always)]
+pub fn round_bf16_in_f32(x: f32) -> f32 {
+    let b = x.to_bits();
+    let r = (b.wrapping_add(0x7fff + ((b >> 16) & 1))) & 0xffff_0000;
+    if x.is_nan() { x } else { f32::from_bits(r) }
+}
+
+/// f32 → the binary16 grid (11 significand bits from 2^-14 up, quantum 2^-24 below,
+/// ±inf above 65504 after rounding), NaN kept. Branch-free selects only.
+#[inline(always)]
+pub fn round_f16_in_f32(x: f32) -> f32 {
+    let a = x.abs();
+    let b = a.to_bits();
+    // normal range: keep 10 fraction bits of f32's 23, ties to even
+    let normal = f32::from_bits((b.wrapping_add(0xfff + ((b >> 13) & 1))) & !0x1fff);
+    // below 2^-14: 0.5 + a has an ulp of 2^-24, so the hardware addition rounds a to the
+    // subnormal quantum (ties to even); subtracting 0.5 is exact
+    let sub = (a + 0.5) - 0.5;
+    let r = if a < f32::from_bits(0x3880_0000) { sub } else { normal }; // 2^-14
+    let r = if r > 65504.0 { f32::INFINITY } else { r };
+    if x.is_nan() { x } else { r.copysign(x) }
+}
+
+impl LaneFormat for f16 {
+    type C = f32;
+    #[inline(always)]
+    fn to_lane(self) -> f32 { self.to_f32() }
+    #[inline(always)]
+    fn from_lane(c: f32) -> f16 { f16::from_f32(c) }
+    #[inline(always)]
+    fn add_l(a: f32, b: f32) -> f32 { round_f16_in_f32(a + b) }
+    #[inline(always)]
+    fn mul_l(a: f32, b: f32) -> f32 { round_f16_in_f32(a * b) }
+    #[inline(always)]
+    fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_half(x, crate::num::round::BinaryFormat::F16) }
+}
+
+impl LaneFormat for bf16 {
+    type C = f32;
+    #[inline(always)]
+    fn to_lane(self) -> f32 { self.to_f32() }
+    #[inline(always)]
+    fn from_lane(c: f32) -> bf16 { bf16::from_f32(c) }
+    #[inline(always)]
+    fn add_l(a: f32, b: f32) -> f32 { round_bf16_in_f32(a + b) }
+    #[inline(always)]
+    fn mul_l(a: f32, b: f32) -> f32 { round_bf16_in_f32(a * b) }
+    #[inline(always)]
+    fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_half(x, crate::num::round::BinaryFormat::BF16) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_roundings_match_the_half_crate_on_every_f32_pattern_sampled() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..2_000_000u64 {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // every 4th sample near the f16 range, others anywhere
+            let bits = if i % 4 == 0 { ((s >> 32) as u32 & 0x87ff_ffff) | 0x3000_0000 } else { (s >> 32) as u32 };
+            let x = f32::from_bits(bits);
+            let h = round_f16_in_f32(x);
+            let want = f16::from_f32(x).to_f32();
+            assert!(h.to_bits() == want.to_bits() || (h.is_nan() && want.is_nan()), "f16 {x:e}: {h:e} vs {want:e}");
+            let b = round_bf16_in_f32(x);
+            let want = bf16::from_f32(x).to_f32();
+            assert!(b.to_bits() == want.to_bits() || (b.is_nan() && want.is_nan()), "bf16 {x:e}: {b:e} vs {want:e}");
+        }
+    }
+}
