@@ -223,3 +223,15 @@ def test_the_network_is_an_ordinary_network():
     assert c.decode(run.states[-1]).ones == 4
     f = c.network.run(x, dtype="f32")
     assert np.array_equal(f.states.astype(object), np.array(run.states, dtype=object))
+
+
+def test_custom_formats_run_the_same_networks():
+    # FloatFormat(52, 11) is f64 and (23, 8) is f32 bit for bit; more mantissa, later horizon
+    c = rs.compile(rs.TuringMachine.builtin("bb5"))
+    h = {dt: c.precision_horizon("", dtype=dt, max_steps=5000) for dt in ["f64", "f32", "fp(52,11)", "fp(23,8)"]}
+    assert h["fp(52,11)"] == h["f64"] and h["fp(23,8)"] == h["f32"]
+    wide = c.precision_horizon("", dtype=rs.FloatFormat(60, 15), max_steps=5000)
+    assert wide is not None and wide > h["f64"]
+    sweep = rs.compile(sweep_machine())
+    assert sweep.precision_horizon("1" * 30, dtype=rs.FloatFormat(60, 15)) is None  # (61 + 1) // 2 = 31
+    assert sweep.precision_horizon("1" * 32, dtype=rs.FloatFormat(60, 15)) is not None
