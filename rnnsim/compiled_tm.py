@@ -23,11 +23,11 @@ import numpy as np
 from . import _coerce
 from .errors import InvalidInputError
 from .network import SimpleRNN, _progress_bar
-from .turing import TuringMachine, Word, _tape_string
+from .turing import TapeView, TuringMachine, Word
 
 
 @dataclass(frozen=True)
-class TMView:
+class TMView(TapeView):
     """A configuration read out of a hidden state. ``loading``: the word is still being
     read (no step yet). ``verdict``: +1 accepting/halted, -1 rejecting/stuck, 0 running."""
 
@@ -38,13 +38,6 @@ class TMView:
     loading: bool
     verdict: int
     blank: str
-
-    @property
-    def ones(self) -> int:
-        return sum(1 for s in self.tape if s != self.blank)
-
-    def tape_string(self) -> str:
-        return _tape_string(self.tape, self.offset, self.head, self.blank)
 
 
 def _view(d: dict, blank: str) -> TMView:

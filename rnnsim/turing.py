@@ -21,8 +21,26 @@ from .errors import InvalidInputError, UnsupportedError
 Word = Sequence[str] | str
 
 
+class TapeView:
+    """What a configuration with ``tape`` (from cell ``offset``), ``head`` and ``blank`` shows."""
+
+    tape: tuple[str, ...]
+    offset: int
+    head: int
+    blank: str
+
+    @property
+    def ones(self) -> int:
+        """Non-blank cells (the busy-beaver score)."""
+        return sum(1 for s in self.tape if s != self.blank)
+
+    def tape_string(self) -> str:
+        """The tape without leading/trailing blanks, the head's cell in brackets."""
+        return _tape_string(self.tape, self.offset, self.head, self.blank)
+
+
 @dataclass(frozen=True)
-class TMRun:
+class TMRun(TapeView):
     """A configuration reached by the interpreter: ``tape[i]`` is cell ``offset + i``."""
 
     steps: int
@@ -34,15 +52,6 @@ class TMRun:
     offset: int
     tape: tuple[str, ...]
     blank: str
-
-    @property
-    def ones(self) -> int:
-        """Non-blank cells (the busy-beaver score)."""
-        return sum(1 for s in self.tape if s != self.blank)
-
-    def tape_string(self) -> str:
-        """The tape without leading/trailing blanks, the head's cell in brackets."""
-        return _tape_string(self.tape, self.offset, self.head, self.blank)
 
 
 def _tape_string(tape: Sequence[str], offset: int, head: int, blank: str) -> str:
