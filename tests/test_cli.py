@@ -120,3 +120,14 @@ def test_cli_errors_are_one_line_with_exit_code_2(tmp_path):
     for sub in ("trace", "run", "verify", "compile", "info"):
         h = run_cli(sub, "--help")
         assert h.returncode == 0 and "usage" in h.stdout
+
+
+def test_long_traces_stream_in_windows():
+    # 300,000 ticks of BB(5); only every 100,000th is materialised, the rest run natively
+    r = run_cli("trace", "bb5", "--every", "100000", "--max-steps", "300000", "--format", "json")
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["tick"] for x in lines[:-1]] == [0, 100000, 200000, 300000]
+    want = rs.TuringMachine.builtin("bb5").run("", 300000)
+    assert lines[-2]["config"]["head"] == want.head and lines[-1]["halted"] is False
+    big = max(len(v) for v in lines[-2]["state"])
+    assert big > 100  # exact numerators hundreds of digits long, printed in full in json
