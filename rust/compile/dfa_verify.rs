@@ -10,9 +10,11 @@ use crate::num::exact_vector::ExactVector;
 use crate::num::float::Float;
 use crate::sim::cancel::Control;
 use crate::sim::dispatch::{dispatch_float, FloatTask};
-use crate::sim::exact_engine::{ExactPlan, DEFAULT_MAX_BITS};
+use crate::sim::exact_engine::{Affine, ExactPlan, DEFAULT_MAX_BITS};
+use crate::sim::pool::with_pool;
+use rayon::prelude::*;
 use crate::sim::float_engine::FloatPlan;
-use crate::sim::run::{run_batch_exact, run_batch_float, BatchSpec};
+use crate::sim::run::{run_batch_float, BatchSpec};
 use malachite::Rational;
 use std::cmp::Ordering;
 
@@ -69,8 +71,19 @@ impl<F: Float> Expander for FloatExpander<F> {
 
 struct ExactExpander {
     plan: ExactPlan,
+    /// W x + b of each symbol's one-hot row, computed once
+    affines: Vec<Affine>,
     m: usize,
     threads: Option<usize>,
+}
+
+impl ExactExpander {
+    fn new(plan: ExactPlan, m: usize, threads: Option<usize>) -> Self {
+        let affines = (0..m)
+            .map(|a| plan.affine(&(0..m).map(|i| Rational::from(u32::from(i == a))).collect::<Vec<_>>()))
+            .collect();
+        ExactExpander { plan, affines, m, threads }
+    }
 }
 
 impl Expander for ExactExpander {
@@ -85,21 +98,34 @@ impl Expander for ExactExpander {
         let per_parent = self.m * (self.m + 2 * self.plan.d);
         (EXACT_VALUES / per_parent.max(1)).clamp(1, (MAX_BATCH / self.m.max(1)).max(1))
     }
+    /// One exact tick per (parent, symbol), parallel over parents; the same ticks a batch
+    /// run would do, without rebuilding W x + b for every word.
     fn expand(&self, parents: &[ExactVector], ctl: &Control) -> SimResult<(Vec<ExactVector>, Vec<bool>)> {
-        let m = self.m;
-        let b = parents.len();
-        let mut xs = vec![Rational::from(0); b * m * m];
-        let mut h0 = Vec::with_capacity(b * m);
-        for (p, parent) in parents.iter().enumerate() {
-            for a in 0..m {
-                xs[(p * m + a) * m + a] = Rational::from(1);
-                h0.push(parent.clone());
+        let rows: Vec<SimResult<Vec<(ExactVector, bool)>>> = with_pool(self.threads, || {
+            parents
+                .par_iter()
+                .map(|p| {
+                    ctl.check()?;
+                    self.affines
+                        .iter()
+                        .map(|c| {
+                            let h = self.plan.tick(p, c)?;
+                            let acc = exact_accepts(&self.plan.output(&h));
+                            Ok((h, acc))
+                        })
+                        .collect()
+                })
+                .collect()
+        })?;
+        let mut states = Vec::with_capacity(parents.len() * self.m);
+        let mut accept = Vec::with_capacity(parents.len() * self.m);
+        for row in rows {
+            for (h, a) in row? {
+                states.push(h);
+                accept.push(a);
             }
         }
-        let spec = BatchSpec { batch: b * m, steps: 1, lengths: None, keep_all: false, threads: self.threads };
-        let r = run_batch_exact(&self.plan, &xs, Some(h0), &spec, ctl)?;
-        let accept = r.final_outputs.iter().map(|y| exact_accepts(y)).collect();
-        Ok((r.final_states, accept))
+        Ok((states, accept))
     }
 }
 
@@ -202,7 +228,7 @@ impl CompiledDfa {
             Some(r) => r,
             None => {
                 let plan = ExactPlan::new(&self.network, DEFAULT_MAX_BITS)?;
-                let ex = ExactExpander { plan, m: self.n_symbols(), threads };
+                let ex = ExactExpander::new(plan, self.n_symbols(), threads);
                 search(&ex, self, max_len, ctl)
             }
         }

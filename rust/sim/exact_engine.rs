@@ -213,7 +213,8 @@ impl ExactPlan {
             None => vec![None; d],
         };
         let fv_l = c.small.as_ref().map(|(_, fv, _)| *fv);
-        let mut frac = Frac::new(d);
+        let any_frac = h.num.iter().any(|n| *n != 0u32);
+        let mut frac = Frac::new(if any_frac { d } else { 0 });
         for j in 0..h.len() {
             let ij = h.int[j];
             if ij != 0 {
@@ -221,7 +222,7 @@ impl ExactPlan {
                     small[*i] = small[*i].and_then(|s| w.and_then(|w| w.checked_mul(ij as i128)?.checked_mul(fv_l?)?.checked_add(s)));
                 }
             }
-            if h.num[j] != 0u32 {
+            if any_frac && h.num[j] != 0u32 {
                 let a = approx_ratio(&h.num[j], &h.den);
                 for ((i, _), w) in self.v_cols.rows[j].iter().zip(&self.v_cols.approx[j]) {
                     frac.add(*i, w * a);
@@ -231,7 +232,8 @@ impl ExactPlan {
         let mut int = vec![0i64; d];
         let mut num = vec![Integer::from(0); d];
         for i in 0..d {
-            let out = match (small[i], frac.has[i], &c.small) {
+            let has_frac = any_frac && frac.has[i];
+            let out = match (small[i], has_frac, &c.small) {
                 (Some(s), false, Some((l, _, _))) => self.activate_small(s, *l, &f_l),
                 (s, has, _) => {
                     let decided = if has { self.decide(i, h, &frac, s, c) } else { None };
