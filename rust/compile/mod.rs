@@ -8,6 +8,9 @@
 //! - `tm_to_rnn`: Theorem 4.6 (Siegelmann–Sontag): a Turing machine as a simple slu RNN with
 //!   rational weights, one tick per step; `tm_layout` names its units, `tm_codec` decodes
 //!   states into configurations, `tm_run` runs, verifies and measures precision horizons.
+//! - `counter_net`: counting languages (aⁿbⁿ, aⁿbⁿcⁿ, Dyck-1, aⁿbⁿΣ*; Weiss et al. 2018, seed
+//!   003) as LSTM (`counter_lstm`), ReLU SRN (`counter_relu`) and QRNN (`counter_qrnn`)
+//!   networks; `sim::counter_run` runs them and sweeps float formats.
 pub mod dfa_run;
 pub mod dfa_to_rnn;
 pub mod dfa_verify;
@@ -17,3 +20,7 @@ pub mod tm_codec;
 pub mod tm_layout;
 pub mod tm_run;
 pub mod tm_to_rnn;
+pub mod counter_lstm;
+pub mod counter_net;
+pub mod counter_qrnn;
+pub mod counter_relu;

@@ -5,3 +5,4 @@ pub mod tm;
 pub mod tm_builtins;
 pub mod tm_text;
 pub mod tomita;
+pub mod counter_lang;

@@ -26,6 +26,10 @@ pub trait Scalar: Clone + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn neg(&self) -> Self;
     fn tanh(&self) -> Self;
     fn sigmoid(&self) -> Self;
+    /// The value as an exact rational (a float's binary value; NaN and ±∞ give 0: callers
+    /// that show values check `is_finite` first).
+    fn to_exact(&self) -> Rational;
+    fn is_finite(&self) -> bool;
 }
 
 macro_rules! float_scalar {
@@ -60,6 +64,12 @@ macro_rules! float_scalar {
             }
             fn sigmoid(&self) -> Self {
                 Float::sigmoid(*self)
+            }
+            fn to_exact(&self) -> Rational {
+                crate::num::rational::rational_from_f64(Float::to_f64(*self)).unwrap_or_else(|_| Rational::from(0))
+            }
+            fn is_finite(&self) -> bool {
+                Float::to_f64(*self).is_finite()
             }
         }
     };
@@ -123,6 +133,12 @@ impl Scalar for Rational {
     }
     fn sigmoid(&self) -> Self {
         unreachable!("exact cell plans reject sigmoid before running")
+    }
+    fn to_exact(&self) -> Rational {
+        self.clone()
+    }
+    fn is_finite(&self) -> bool {
+        true
     }
 }
 

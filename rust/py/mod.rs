@@ -1,8 +1,9 @@
 //! The PyO3 bindings: the native module `rnnsim._core`. Nothing outside this folder knows
 //! about Python; the Python package `rnnsim/` wraps these classes thinly.
 
-mod cells;
+pub(crate) mod cells;
 mod convert;
+mod counters;
 mod interrupt;
 mod machines;
 mod network;
@@ -29,5 +30,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(turing::compile_tm, m)?)?;
     m.add_class::<trace::PyNetTrace>()?;
     m.add_function(wrap_pyfunction!(network::dtype_name, m)?)?;
+    m.add_class::<counters::PyCounter>()?;
     Ok(())
 }

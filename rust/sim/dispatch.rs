@@ -6,7 +6,9 @@
 use crate::num::custom_float::{with_format, Custom};
 use crate::num::dtype::Dtype;
 use crate::num::float::Float;
+use crate::num::scalar::Scalar;
 use half::{bf16, f16};
+use malachite::Rational;
 
 /// A computation generic over the float format (a closure cannot be generic, a trait can).
 pub trait FloatTask {
@@ -35,6 +37,24 @@ pub fn in_format_scope<T>(dtype: Dtype, body: impl FnOnce() -> T) -> T {
     match dtype {
         Dtype::Custom(c) => with_format(c, body),
         _ => body(),
+    }
+}
+
+/// A computation generic over the cell engines' number type ([`Scalar`]: the float formats
+/// and exact rationals).
+pub trait ScalarTask {
+    type Output;
+    fn run<S: Scalar>(self) -> Self::Output;
+}
+
+/// Runs `task` with the [`Scalar`] type of `dtype` (`Rational` for exact).
+pub fn dispatch_scalar<T: ScalarTask>(dtype: Dtype, task: T) -> T::Output {
+    match dtype {
+        Dtype::Exact => task.run::<Rational>(),
+        Dtype::F64 => task.run::<f64>(),
+        Dtype::F32 => task.run::<f32>(),
+        Dtype::Bf16 => task.run::<bf16>(),
+        Dtype::F16 => task.run::<f16>(),
     }
 }
 

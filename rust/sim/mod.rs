@@ -11,3 +11,4 @@ pub mod lanes;
 pub mod pool;
 pub mod run;
 pub mod ticker;
+pub mod counter_run;
