@@ -20,6 +20,8 @@ from .dfa import DFA, parity, tomita
 from .turing import TMRun, TuringMachine
 from .formats import FloatFormat
 from .network import BatchRun, Linear, Run, SimpleRNN, load, loads
+from . import counters
+from .counters import precision_sweep
 from .cells import (
     GRU,
     LSTM,
@@ -47,6 +49,8 @@ __all__ = [
     "SecondOrderRNN",
     "Stacked",
     "saturate",
+    "counters",
+    "precision_sweep",
     "CompiledDFA",
     "CompiledRun",
     "CompiledTM",

@@ -133,6 +133,16 @@ impl PyCounter {
         ((0..r.w.cols).map(|j| rational_to_string(r.w.get(0, j))).collect(), rational_to_string(&r.b[0]))
     }
 
+    /// The views evaluated on layer 0's state [h | c | …] given as "p/q" strings.
+    fn decode(&self, py: Python<'_>, state: Vec<String>) -> PyResult<Vec<String>> {
+        let vals = state.iter().map(|t| parse_rational(t)).collect::<Result<Vec<_>, _>>().map_err(|e| err(py, SimError::invalid_input(e)))?;
+        let need = self.net.parts.views.iter().flat_map(|v| v.terms.iter().map(|t| t.0 + 1)).max().unwrap_or(0);
+        if vals.len() < need {
+            return Err(err(py, SimError::invalid_input(format!("a layer-0 state of at least {need} values is needed, got {}", vals.len()))));
+        }
+        Ok(self.net.parts.views.iter().map(|v| rational_to_string(&v.eval(&vals))).collect())
+    }
+
     /// Accept/reject for each word (symbol indices), in parallel through the batch engine.
     #[pyo3(signature = (words, dtype="exact", threads=None))]
     fn accepts_batch(&self, py: Python<'_>, words: Vec<Vec<usize>>, dtype: &str, threads: Option<usize>) -> PyResult<Vec<bool>> {

@@ -8,13 +8,14 @@
 //! (e.g. aⁿbⁿ, aⁿbⁿ⁺¹, aⁿ⁺¹bⁿ) and reports the first n at which the network's answer differs
 //! from membership. Work sharing, all of it exact consequences of determinism:
 //! - the prefixes aⁿ are one incremental run (one tick per n);
-//! - the suffix of a word is a list of runs; after each tick the state is compared with the
-//!   state the previous n's word of the same family had with the *same remaining suffix*
-//!   (same run, same remaining count, identical later runs). Equal states have equal futures,
-//!   so on a match the previous answer is reused. A saturated counter's states coincide after
-//!   two ticks of the last run (aⁿbʲ and aⁿ⁻¹bʲ⁻¹ have the same count and flags), so aⁿbⁿ for
-//!   every n ≤ N costs O(N) ticks instead of O(N²); a leaking counter (states never repeat)
-//!   falls back to O(N²), as does aⁿbⁿcⁿ's b-run (its remaining c-run differs between n).
+//! - the suffix of a word is a list of runs (symbol, count); within run i, before each tick
+//!   the state is compared with the state the previous n's word of the same family had in
+//!   its run i (same symbol) with the *same number r of symbols left in the run*. Equal
+//!   states have equal futures, so on a match the state at the end of the run is the one
+//!   recorded then, and the run is skipped. A saturated counter's states coincide after two
+//!   ticks of a run (aⁿbʲ and aⁿ⁻¹bʲ⁻¹ have the same count and flags), so sweeping every
+//!   n ≤ N costs O(N) ticks instead of O(N²), for aⁿbⁿcⁿ too; a leaking counter (states
+//!   never repeat) falls back to O(N²).
 //!   Float ±0 compare equal; no comparison in these networks can tell them apart.
 
 use crate::compile::counter_net::CounterNet;
@@ -37,6 +38,8 @@ pub struct SweepFailure {
 }
 
 type State<S> = Vec<Vec<S>>;
+/// A run's symbol and, per remaining count r, the state with r symbols to go and the state at the run's end.
+type RunMemo<S> = (usize, HashMap<usize, (State<S>, State<S>)>);
 
 pub struct CounterPlan<S> {
     plan: StackPlan<S>,
@@ -138,36 +141,34 @@ impl<S: Scalar> CounterPlan<S> {
         let mut pre_next = self.start(); // after aⁿ⁺¹
         self.step(&mut pre_next, 0, &mut buf);
         let families = lang.sweep_words(1).len();
-        // per family: the previous n's runs and its table (run index, remaining) → (state, answer)
-        let mut memo: Vec<(Vec<(usize, usize)>, HashMap<(usize, usize), (State<S>, bool)>)> = vec![(Vec::new(), HashMap::new()); families];
+        // per family and run index: the previous n's (symbol, remaining r → (state, state at the run's end))
+        let mut memo: Vec<Vec<RunMemo<S>>> = vec![Vec::new(); families];
         for n in 0..=max_n {
             ctl.check()?;
             for (k, word) in lang.sweep_words(n).into_iter().enumerate() {
                 let mut st = if word.prefix == n { pre.clone() } else { pre_next.clone() };
-                let (prev_runs, prev) = &memo[k.min(families - 1)];
-                let mut table = HashMap::new();
-                let mut pending: Vec<((usize, usize), State<S>)> = Vec::new();
-                let mut found = None;
-                'runs: for (i, &(sym, count)) in word.runs.iter().enumerate() {
-                    let same_tail = prev_runs.len() == word.runs.len() && prev_runs[i + 1..] == word.runs[i + 1..] && prev_runs[i].0 == sym;
+                let fam = &mut memo[k.min(families - 1)];
+                for (i, &(sym, count)) in word.runs.iter().enumerate() {
+                    let prev = fam.get(i).filter(|m| m.0 == sym);
+                    let mut pending: Vec<(usize, State<S>)> = Vec::new();
                     for r in (1..=count).rev() {
-                        if same_tail {
-                            if let Some((s, ans)) = prev.get(&(i, r)) {
-                                if *s == st {
-                                    found = Some(*ans);
-                                    break 'runs;
-                                }
+                        if let Some((s, end)) = prev.and_then(|m| m.1.get(&r)) {
+                            if *s == st {
+                                st = end.clone();
+                                break;
                             }
                         }
-                        pending.push(((i, r), st.clone()));
+                        pending.push((r, st.clone()));
                         self.step(&mut st, sym, &mut buf);
                     }
+                    let table: HashMap<usize, (State<S>, State<S>)> = pending.into_iter().map(|(r, s)| (r, (s, st.clone()))).collect();
+                    if i < fam.len() {
+                        fam[i] = (sym, table);
+                    } else {
+                        fam.push((sym, table));
+                    }
                 }
-                let accepted = found.unwrap_or_else(|| self.accepts_state(&st));
-                for (key, s) in pending {
-                    table.insert(key, (s, accepted));
-                }
-                memo[k.min(families - 1)] = (word.runs.clone(), table);
+                let accepted = self.accepts_state(&st);
                 if accepted != lang.member_runs(&word.runs()) {
                     return Ok(Some(SweepFailure { n, word, accepted }));
                 }
