@@ -87,6 +87,9 @@ def cmd_run(a: argparse.Namespace, console: Console) -> int:
     if subject.kind == "dfa":
         acc = subject.compiled.accepts_batch(words, dtype=a.dtype, progress=a.progress)
         results = [{"word": w, "accepted": bool(x)} for w, x in zip(words, acc)]
+    elif subject.kind == "counter":
+        acc = subject.compiled.accepts_batch(words, dtype=a.dtype)
+        results = [{"word": w, "accepted": bool(x)} for w, x in zip(words, acc)]
     elif subject.kind == "tm":
         with _progress_bar(a.progress, "words") as cb:
             for i, w in enumerate(words):

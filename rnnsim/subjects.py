@@ -19,7 +19,9 @@ import numpy as np
 
 from . import _core
 from .compiled import CompiledDFA, compile
+from . import counters
 from .compiled_tm import CompiledTM
+from .counters import LANGUAGES
 from .dfa import DFA, parity, tomita
 from .errors import InvalidInputError, UnsupportedError
 from .network import SimpleRNN, loads
@@ -59,12 +61,19 @@ class Subject:
 
     def frames(self, word: Any, dtype: str, start: int = 0, stop: int | None = None, every: int = 1,
                max_steps: int = 10_000, depth_from: "Frame | None" = None) -> Iterator[Frame]:
+        if self.kind == "counter":
+            return _counter_frames(self, word, dtype, start, stop, every)
         if self.kind == "tm":
             return _tm_frames(self, word, dtype, start, stop, every, max_steps)
         return _net_frames(self, word, dtype, start, stop, every)
 
     def info(self) -> dict[str, Any]:
         net = self.network
+        if self.kind == "counter":
+            c = self.compiled
+            return {"subject": self.name, "kind": self.kind, "language": c.language, "cell": c.cell,
+                    "network": repr(net), "alphabet": c.alphabet, "counters": c.view_names,
+                    "ticks_per_symbol": 1}
         nz = {"V": int(np.count_nonzero(np.asarray(net.V, dtype=object) != 0)),
               "W": int(np.count_nonzero(np.asarray(net.W, dtype=object) != 0)),
               "b": int(np.count_nonzero(np.asarray(net.b, dtype=object) != 0))}
@@ -88,6 +97,9 @@ def resolve(spec: str, encoding: str = "base4") -> Subject:
     low = spec.strip().lower()
     if low in TuringMachine.builtin_names():
         return tm_subject(spec, TuringMachine.builtin(low), encoding)
+    m = re.fullmatch(r"(anbn|anbncn|dyck1|anbn_sigma)-([a-z]+)", low)
+    if m:
+        return counter_subject(spec, m.group(1), m.group(2))
     m = re.fullmatch(r"tomita([1-7])", low)
     if m:
         return dfa_subject(spec, tomita(int(m.group(1))))
@@ -108,7 +120,8 @@ def resolve(spec: str, encoding: str = "base4") -> Subject:
 
 
 def builtin_names() -> list[str]:
-    return TuringMachine.builtin_names() + [f"tomita{i}" for i in range(1, 8)] + ["parity"]
+    counters = [f"{lang}-{cell}" for lang in LANGUAGES for cell in ("lstm", "relu")] + ["anbn-qrnn", "anbncn-qrnn"]
+    return TuringMachine.builtin_names() + [f"tomita{i}" for i in range(1, 8)] + ["parity"] + counters
 
 
 def _from_text(name: str, text: str, encoding: str) -> Subject:
@@ -142,6 +155,28 @@ def dfa_subject(name: str, dfa: DFA) -> Subject:
     a = len(c.dfa.alphabet)
     names = ["start"] + [f"g[{q},{s}]" for q in c.dfa.states for s in c.dfa.alphabet]
     return Subject(name=name, kind="dfa", machine=dfa, compiled=c, network=c.network, unit_names=names[: 1 + len(c.dfa.states) * a])
+
+
+def counter_subject(name: str, language: str, cell: str) -> Subject:
+    """A counter network (rnnsim.counters): per tick the decoded counters are the state."""
+    c = counters.build(language, cell)
+    return Subject(name=name, kind="counter", compiled=c, network=c.network, unit_names=list(c.view_names))
+
+
+def _counter_frames(s: Subject, word: Any, dtype: str, start: int, stop: int | None, every: int) -> Iterator[Frame]:
+    c = s.compiled
+    word = "" if word is None else word
+    rows = c.trace(word, dtype)
+    last = len(rows) - 1
+    for t in _window(start, stop, every, last):
+        r = rows[t]
+        bad = any(v is None for v in r["counters"].values()) or r["y"] is None
+        state = [Fraction(0) if v is None else v for v in r["counters"].values()]
+        cfg = {"counters": {k: (None if v is None else str(v)) for k, v in r["counters"].items()},
+               "read": r["read"], "accepting": r["accepting"]}
+        yield Frame(tick=t, step=t, loading=False, state=state, output=[] if r["y"] is None else [r["y"]],
+                    signal=int(r["accepting"]), config=cfg, decode_error="NaN or ∞ in the state" if bad else None,
+                    halted=t == last)
 
 
 def _window(start: int, stop: int | None, every: int, last: int) -> Iterator[int]:

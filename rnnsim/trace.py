@@ -92,6 +92,11 @@ def config_line(subject: Subject, f: Frame) -> Text:
         if f.config:
             t.append(f"  state {f.config['state']}", style="bold green")
             t.append(f"  head {f.config['head']}")
+    elif subject.kind == "counter" and f.config:
+        read = f.config["read"]
+        counts = "  ".join(f"{k}={v}" for k, v in f.config["counters"].items())
+        verdict = "accept" if f.config["accepting"] else "reject"
+        t.append(f"  read {read if read is not None else 'ε'}  {counts}  {verdict}", style="bold green")
     elif subject.kind == "dfa" and f.config:
         read = f.config["read"]
         t.append(f"  read {read if read is not None else 'ε'}  state {f.config['state']}", style="bold green")
@@ -163,7 +168,11 @@ def divergence(subject: Subject, a: Frame, b: Frame) -> str | None:
     if b.decode_error and not a.decode_error:
         return f"the {('float')} state does not decode ({b.decode_error})"
     ca, cb = a.config, b.config
-    if ca and cb:
+    if ca and cb and subject.kind == "counter":
+        for k, v in ca["counters"].items():
+            if cb["counters"].get(k) != v:
+                return f"counter {k} = {v} (exact) vs {cb['counters'].get(k)}"
+    elif ca and cb:
         if ca["state"] != cb["state"]:
             return f"state {ca['state']} (exact) vs {cb['state']}"
         if subject.kind == "tm":

@@ -131,3 +131,33 @@ def test_long_traces_stream_in_windows():
     assert lines[-2]["config"]["head"] == want.head and lines[-1]["halted"] is False
     big = max(len(v) for v in lines[-2]["state"])
     assert big > 100  # exact numerators hundreds of digits long, printed in full in json
+
+
+def test_trace_counter_shows_the_counts_per_tick():
+    r = run_cli("trace", "anbn-lstm", "--input", "aaabbb", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    frames = [json.loads(line) for line in r.stdout.splitlines() if '"tick"' in line]
+    assert [f["config"]["counters"]["a-b"] for f in frames] == ["0", "1", "2", "3", "2", "1", "0"]
+    assert [f["config"]["accepting"] for f in frames] == [True, False, False, False, False, False, True]
+    assert frames[4]["config"]["read"] == "b" and frames[4]["config"]["counters"]["seen_b"] == "1"
+    r = run_cli("trace", "dyck1-relu", "--input", "())(", "--no-color")
+    assert r.returncode == 0, r.stderr
+    assert "read ) " in r.stdout and "depth=-1" in r.stdout and "error=1" in r.stdout
+
+
+def test_trace_counter_compare_names_the_first_counter_divergence():
+    word = "a" * 130 + "b" * 130
+    r = run_cli("trace", "anbn-lstm", "--input", word, "--compare", "bf16", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout.splitlines()[-1])["summary"]
+    # bf16 holds c = K - 1/2 exactly up to K = 128: a^129 rounds 128.5 to 128
+    assert summary["divergence"] == "counter a-b = 129 (exact) vs 257/2" and summary["divergence_tick"] == 129
+
+
+def test_counter_subject_errors_are_one_line():
+    r = run_cli("trace", "anbn-gru", "--input", "ab")
+    assert r.returncode != 0 and "finite" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "rnnsim", "run", "anbncn-relu", "--format", "json"], input="abc\naabbc\n",
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(x)["accepted"] for x in r.stdout.splitlines()] == [True, False]
