@@ -190,3 +190,61 @@ impl<S: Scalar> GtHalf for S {
         *self > *half
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::counter_net::build;
+    use crate::machine::counter_lang::LANGUAGE_NAMES;
+    use half::{bf16, f16};
+
+    fn words(alphabet: usize, max_len: usize) -> Vec<Vec<usize>> {
+        let mut out = vec![vec![]];
+        let mut last = vec![vec![]];
+        for _ in 0..max_len {
+            last = last.iter().flat_map(|w: &Vec<usize>| (0..alphabet).map(move |s| [w.clone(), vec![s]].concat())).collect();
+            out.extend(last.iter().cloned());
+        }
+        out
+    }
+
+    #[test]
+    fn every_construction_is_exact_on_short_words() {
+        let ctl = Control::new();
+        for cell in ["lstm", "relu", "qrnn"] {
+            for lang in LANGUAGE_NAMES {
+                let Ok(net) = build(lang, cell, None) else { continue };
+                let plan = CounterPlan::<Rational>::new(&net).unwrap();
+                let ws = words(net.language.alphabet().len(), 7);
+                let got = plan.accepts_batch(&ws, Some(1), &ctl).unwrap();
+                for (w, g) in ws.iter().zip(got) {
+                    assert_eq!(g, net.language.member(w), "{cell} {lang} {w:?}");
+                    assert_eq!(g, plan.accepts_state(plan.trace(w).last().unwrap()));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sweep_finds_the_significand_limit_and_agrees_with_single_words() {
+        let ctl = Control::new();
+        let net = build("anbn", "lstm", None).unwrap();
+        let fail = CounterPlan::<bf16>::new(&net).unwrap().sweep(&net, 200, &ctl).unwrap().unwrap();
+        assert_eq!(fail.n, 128);
+        let plan = CounterPlan::<bf16>::new(&net).unwrap();
+        let w = fail.word.symbols();
+        assert_eq!(plan.accepts_state(plan.trace(&w).last().unwrap()), fail.accepted);
+        assert_ne!(fail.accepted, net.language.member(&w));
+        assert!(CounterPlan::<Rational>::new(&net).unwrap().sweep(&net, 300, &ctl).unwrap().is_none());
+        let relu = build("dyck1", "relu", None).unwrap();
+        assert_eq!(CounterPlan::<f16>::new(&relu).unwrap().sweep(&relu, 2100, &ctl).unwrap().unwrap().n, 2048);
+    }
+
+    #[test]
+    fn unsupported_and_invalid_requests() {
+        assert!(matches!(build("anbn", "gru", None), Err(crate::error::SimError::Unsupported(_))));
+        assert!(matches!(build("dyck1", "qrnn", None), Err(crate::error::SimError::Unsupported(_))));
+        assert!(matches!(build("anbm", "lstm", None), Err(crate::error::SimError::InvalidInput(_))));
+        assert!(matches!(build("anbn", "relu", Some(Rational::from(3))), Err(crate::error::SimError::InvalidInput(_))));
+    }
+}
