@@ -184,3 +184,15 @@ def test_bad_names_list_the_options():
         rs.precision_sweep(c, ["f8"], 10)
     with pytest.raises(InvalidInputError):
         rs.precision_sweep(c, ["f16"], -1)
+
+
+def test_custom_formats_in_the_sweep_and_runs():
+    c = rs.counters.build("anbn", "lstm")
+    res = rs.precision_sweep(c, [rs.FloatFormat(10, 5), "fp(7,8)", "f16", "bf16", "fp(4,5)"], 1100)
+    assert [r.dtype for r in res][:2] == ["fp(10,5)", "fp(7,8)"]
+    assert (res[0].n, res[0].word) == (res[2].n, res[2].word) == (1024, "a^1025 b^1024")  # fp(10,5) is f16
+    assert res[1].n == res[3].n == 128                                                     # fp(7,8) is bf16
+    assert res[4].n == 16                                                                  # 5 significand bits
+    words = all_words("ab", 6)
+    assert c.accepts_batch(words, rs.FloatFormat(10, 5)) == c.accepts_batch(words, "exact")
+    assert rs.precision_sweep(c, ["fp(60,11)"], 300)[0].n is None

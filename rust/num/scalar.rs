@@ -66,10 +66,10 @@ macro_rules! float_scalar {
                 Float::sigmoid(*self)
             }
             fn to_exact(&self) -> Rational {
-                crate::num::rational::rational_from_f64(Float::to_f64(*self)).unwrap_or_else(|_| Rational::from(0))
+                Float::to_rational(*self).unwrap_or_else(|| Rational::from(0))
             }
             fn is_finite(&self) -> bool {
-                Float::to_f64(*self).is_finite()
+                Float::to_rational(*self).is_some()
             }
         }
     };
@@ -105,6 +105,12 @@ impl Scalar for crate::num::custom_float::Custom {
     }
     fn sigmoid(&self) -> Self {
         Float::sigmoid(*self)
+    }
+    fn to_exact(&self) -> Rational {
+        Float::to_rational(*self).unwrap_or_else(|| Rational::from(0))
+    }
+    fn is_finite(&self) -> bool {
+        Float::to_rational(*self).is_some()
     }
 }
 

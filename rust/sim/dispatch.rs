@@ -55,6 +55,7 @@ pub fn dispatch_scalar<T: ScalarTask>(dtype: Dtype, task: T) -> T::Output {
         Dtype::F32 => task.run::<f32>(),
         Dtype::Bf16 => task.run::<bf16>(),
         Dtype::F16 => task.run::<f16>(),
+        Dtype::Custom(c) => with_format(c, || task.run::<Custom>()),
     }
 }
 
