@@ -15,10 +15,10 @@
 //! - counter copies `P` [+½] and `M` [−½] (and `Q` [−3/2]): i-pre 2, g-pre = +1 on the
 //!   counted-up symbol, −1 on the counted-down one, so c = K ± ½ with K the count and
 //!   sign(K + ½) − sign(K − ½) = 2 iff K = 0, else 0; sign(K − ½) − sign(K − 3/2) = 2 iff K = 1;
-//! - flags [−½]: i-pre = 2·(condition − 2·F̂ − ½-offsets), g-pre 1, so c jumps once to +½;
+//! - flags [−½]: i-pre = 4·(condition − 2·F̂ − ½-offsets), g-pre 1, so c jumps once to +½;
 //!   F̂ = (h_F + 1)/2 ∈ {0, 1} is the flag's value read from h.
 //!
-//! Flag conditions and readouts (accept iff y > ½), F̂ = flag value:
+//! Flag conditions (each i-pre below is then ×2 more, see `flag`) and readouts (accept iff y > ½):
 //! - anbn (x = a, b): P, M count a − b; B̂ seen-b: i = 2(x_b − 2B̂ − ½); Ê a-after-b:
 //!   i = 2(x_a + B̂ − 2Ê − 3/2); y = h_P − h_M − 2Ê.
 //! - anbncn: P1, M1 count a − b, P2, M2 count b − c; B̂, Ĉ seen-b/c; Ê1 a after b or c:
@@ -71,11 +71,12 @@ fn counter(name: &'static str, c0: (i64, i64), up: usize, down: usize) -> Unit {
 }
 
 /// A flag set once when `cond` (in flag values, offsets included) becomes positive; the
-/// −2·own term stops it after it is set; the whole pre-activation is doubled (margin ≥ 1).
+/// −2·own term stops it after it is set; the whole pre-activation is ×4 (margin ≥ 2, as the
+/// forget gate's pre-activation 2, so with weights ×ρ no gate is further from 0/1 than f is from 1).
 fn flag(name: &'static str, me: usize, cond: &[(T, (i64, i64))], bias: (i64, i64)) -> Unit {
-    let mut terms: Vec<(T, Rational)> = cond.iter().map(|&(t, (a, b))| (t, q(2 * a, b))).collect();
-    terms.push((T::F(me), q(-4, 1)));
-    Unit { name, c0: q(-1, 2), is_flag: true, i: Lin(terms, q(2 * bias.0, bias.1)), g: lin(&[], (1, 1)) }
+    let mut terms: Vec<(T, Rational)> = cond.iter().map(|&(t, (a, b))| (t, q(4 * a, b))).collect();
+    terms.push((T::F(me), q(-8, 1)));
+    Unit { name, c0: q(-1, 2), is_flag: true, i: Lin(terms, q(4 * bias.0, bias.1)), g: lin(&[], (1, 1)) }
 }
 
 /// The units and the readout terms of each language (see the module doc).
