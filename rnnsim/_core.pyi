@@ -279,3 +279,24 @@ class CellNetwork:
 
 def saved_network_kind(text: str) -> str | None:
     """The "kind" of a saved network text ("simple_rnn", "lstm", ...), None if not one."""
+
+
+class Counter:
+    """A counter network for a counting language (rnnsim.counters; Weiss et al. 2018)."""
+    @staticmethod
+    def build(language: str, cell: str, saturation: str | None = None) -> "Counter":
+        """saturation: the LSTM weight scale ρ as "p/q" (None: saturated gates)."""
+    language: str
+    cell: str
+    saturation: str | None
+    alphabet: list[str]
+    view_names: list[str]
+    def network(self) -> CellNetwork: ...
+    def starts(self) -> tuple[list[list[str]], list[list[str] | None]]: ...
+    def readout(self) -> tuple[list[str], str]: ...
+    def decode(self, state: list[str]) -> list[str]: ...
+    def accepts_batch(self, words: list[list[int]], dtype: str = "exact", threads: int | None = None) -> list[bool]: ...
+    def trace(self, word: list[int], dtype: str = "exact") -> list[tuple[list[str | None], str | None, bool]]: ...
+    def precision_sweep(self, dtypes: list[str], max_n: int, threads: int | None = None
+                        ) -> list[tuple[int, int, list[tuple[int, int]], bool] | None]:
+        """Per dtype: None or (n, prefix, runs, accepted); parallel over formats."""

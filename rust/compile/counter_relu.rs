@@ -26,14 +26,16 @@ use crate::net::matrix::RatMatrix;
 use crate::net::simple_rnn::{Linear, SimpleRnn};
 use crate::net::stacked::Stack;
 use crate::net::cell::Cell;
-use malachite::Rational;
 
 use super::counter_net::{q, CounterParts, View};
 
 /// A unit: name, recurrent terms (unit, coefficient), input terms (symbol, coefficient), bias.
 type Row = (&'static str, Vec<(&'static str, i64)>, Vec<(usize, i64)>, i64);
 
-fn rows(lang: Language) -> (Vec<Row>, Vec<(&'static str, i64)>, i64, Vec<&'static str>) {
+/// Units, readout terms (unit, coefficient), readout bias, units that are 1 in h_0.
+type Design = (Vec<Row>, Vec<(&'static str, i64)>, i64, Vec<&'static str>);
+
+fn rows(lang: Language) -> Design {
     let counter = |p: &'static str, m: &'static str, up: usize, down: usize| -> [Row; 2] {
         [(p, vec![(p, 1), (m, -1)], vec![(up, 1), (down, -1)], 0), (m, vec![(m, 1), (p, -1)], vec![(down, 1), (up, -1)], 0)]
     };
@@ -125,6 +127,3 @@ pub fn build(lang: Language) -> SimResult<CounterParts> {
     let stack = Stack::new("simple_rnn", vec![Cell::Simple(net)])?;
     Ok(CounterParts { stack, readout, h0: vec![h0], c0: vec![None], views })
 }
-
-#[allow(dead_code)]
-fn _unused(_: Rational) {}
