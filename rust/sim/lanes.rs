@@ -31,9 +31,19 @@ impl Lane for f64 {
     const HALF: f64 = 0.5;
 }
 
+/// Which rounding follows each lane operation (selects the SIMD tile in `tile_kernel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounding {
+    F64,
+    F32,
+    Bf16,
+    F16,
+}
+
 /// A builtin format as the kernel computes it.
 pub trait LaneFormat: Float {
-    type C: Lane;
+    type C: Lane + Default;
+    const ROUNDING: Rounding;
     fn to_lane(self) -> Self::C;
     /// Exact: `c` is a value of the format.
     fn from_lane(c: Self::C) -> Self;
@@ -55,6 +65,7 @@ pub trait LaneFormat: Float {
 }
 
 impl LaneFormat for f64 {
+    const ROUNDING: Rounding = Rounding::F64;
     type C = f64;
     #[inline(always)]
     fn to_lane(self) -> f64 { self }
@@ -67,6 +78,7 @@ impl LaneFormat for f64 {
 }
 
 impl LaneFormat for f32 {
+    const ROUNDING: Rounding = Rounding::F32;
     type C = f32;
     #[inline(always)]
     fn to_lane(self) -> f32 { self }
@@ -106,6 +118,7 @@ pub fn round_f16_in_f32(x: f32) -> f32 {
 }
 
 impl LaneFormat for f16 {
+    const ROUNDING: Rounding = Rounding::F16;
     type C = f32;
     #[inline(always)]
     fn to_lane(self) -> f32 { self.to_f32() }
@@ -120,6 +133,7 @@ impl LaneFormat for f16 {
 }
 
 impl LaneFormat for bf16 {
+    const ROUNDING: Rounding = Rounding::Bf16;
     type C = f32;
     #[inline(always)]
     fn to_lane(self) -> f32 { self.to_f32() }

@@ -8,6 +8,8 @@ pub mod fast_tanh;
 pub mod float_batch;
 pub mod float_engine;
 pub mod lanes;
+pub mod plan_cache;
 pub mod pool;
 pub mod run;
 pub mod ticker;
+pub mod tile_kernel;
