@@ -56,7 +56,7 @@ fn weights_of<F: LaneFormat>(plan: &FloatPlan<F>) -> Arc<Weights<F::C>> {
 }
 
 /// The activation of `Float` (float_engine::activate) on lane values, in place.
-fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
+pub(crate) fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
     let (zero, one) = (F::C::ZERO, F::C::ONE);
     match act {
         Activation::Identity => {}
@@ -64,7 +64,7 @@ fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
         Activation::Slu => v.iter_mut().for_each(|x| *x = if *x > one { one } else if *x > zero { *x } else { zero }),
         Activation::Step => v.iter_mut().for_each(|x| *x = if *x > zero { one } else { zero }),
         Activation::Tanh => F::tanh_slice(v),
-        Activation::Sigmoid => v.iter_mut().for_each(|x| *x = F::sigmoid_l(*x)),
+        Activation::Sigmoid => F::sigmoid_slice(v),
         Activation::Sign => {
             v.iter_mut().for_each(|x| *x = if *x > zero { one } else if *x < zero { F::C::MINUS_ONE } else { zero })
         }

@@ -4,6 +4,7 @@ pub mod cancel;
 pub mod cells;
 pub mod dispatch;
 pub mod exact_engine;
+pub mod fast_sigmoid;
 pub mod fast_tanh;
 pub mod float_batch;
 pub mod float_engine;
