@@ -199,12 +199,13 @@ mod x86 {
     }
 
     /// One tile: `M` sequences × `N` vectors, k in k0..k1.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn tile<O: Ops, const M: usize, const N: usize>(panel: *const O::C, pw: usize, z: *const O::C, ldz: usize, acc: *mut O::C, lda: usize, k0: usize, k1: usize) {
         let mut a: [[O::V; N]; M] = [[O::splat(acc); N]; M];
-        for s in 0..M {
-            for r in 0..N {
-                a[s][r] = O::load(acc.add(s * lda + r * O::L));
+        for (s, row) in a.iter_mut().enumerate() {
+            for (r, v) in row.iter_mut().enumerate() {
+                *v = O::load(acc.add(s * lda + r * O::L));
             }
         }
         for k in k0..k1 {
