@@ -37,3 +37,8 @@ def test_tm_benchmark_runs_and_engines_agree():
 def test_cell_benchmark_runs():
     out = run("bench_cells.py")
     assert "lstm" in out and "gru" in out and "ratios" in out
+
+
+def test_torch_benchmark_runs():
+    out = run("bench_torch.py")
+    assert "rnn" in out and "lstm" in out and "gru" in out and "ratios rnnsim / torch" in out

@@ -7,6 +7,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rnnsim as rs
 
@@ -221,3 +223,26 @@ def test_the_tracer_refuses_cell_networks_clearly(tmp_path):
 
     with pytest.raises(rs.UnsupportedError, match="LSTM"):
         _from_text("net.json", small_lstm().to_json(), "base4")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["lstm", "gru", "doubling_lstm"]), st.integers(1, 20), st.integers(1, 5), st.integers(1, 11),
+       st.sampled_from(["f64", "f32", "bf16", "f16"]), st.integers(0, 2**32 - 1))
+def test_lockstep_batches_equal_single_runs_bit_for_bit(kind, h, n, b, dtype, seed):
+    # batches of gated cells run in lock-step (rust/sim/cells/gated_batch.rs); every
+    # sequence must be bit for bit its own single run, with ragged lengths
+    rng = np.random.default_rng(seed)
+    r = lambda *s: rng.integers(-24, 25, size=s) / 8.0  # noqa: E731
+    g = {"lstm": 4, "gru": 3, "doubling_lstm": 5}[kind]
+    cls = {"lstm": rs.LSTM, "gru": rs.GRU, "doubling_lstm": rs.DoublingLSTM}[kind]
+    net = cls(r(g * h, n), r(g * h, h), r(g * h), r(g * h))
+    t = 6
+    x = r(b, t, n)
+    lengths = rng.integers(0, t + 1, size=b).tolist()
+    res = net.run_batch(x, dtype=dtype, lengths=lengths, threads=2)
+    for s in range(b):
+        one = net.run(x[s, : lengths[s]], dtype=dtype)
+        got = np.asarray(res.states[s, : lengths[s]], dtype=np.float64)
+        assert np.array_equal(got, np.asarray(one.states[1:], dtype=np.float64), equal_nan=True)
+        assert np.array_equal(np.asarray(res.final[0][s], dtype=np.float64), np.asarray(one.states[-1], dtype=np.float64), equal_nan=True)
+        assert not np.any(np.asarray(res.states[s, lengths[s]:], dtype=np.float64))

@@ -17,6 +17,7 @@ use crate::py::convert::{fraction_type, py_fraction, read_tensor, to_pyerr, Tens
 use crate::py::interrupt::run_interruptible;
 use crate::sim::cells::run::Starts;
 use crate::sim::cells::StackPlan;
+use crate::sim::plan_cache::PlanCache;
 use crate::sim::run::BatchSpec;
 use half::{bf16, f16};
 use malachite::Rational;
@@ -29,6 +30,21 @@ use std::sync::Arc;
 #[pyclass(name = "CellNetwork", module = "rnnsim._core", frozen)]
 pub struct PyCellNetwork {
     pub stack: Arc<Stack>,
+    /// plans of the builtin formats and exact, built on first use (`sim::plan_cache`)
+    plans: PlanCache,
+}
+
+impl PyCellNetwork {
+    pub fn wrap(stack: Stack) -> Self {
+        PyCellNetwork { stack: Arc::new(stack), plans: PlanCache::default() }
+    }
+
+    /// The plan in S: cached, except for a custom format (its values depend on the format).
+    fn plan<S: Scalar>(&self, py: Python<'_>) -> PyResult<Arc<StackPlan<S>>> {
+        let build = || StackPlan::<S>::new(&self.stack);
+        let plan = if std::any::TypeId::of::<S>() == std::any::TypeId::of::<Custom>() { build().map(Arc::new) } else { self.plans.get_or_build(build) };
+        plan.map_err(|e| to_pyerr(py, e))
+    }
 }
 
 /// A scalar type a run can hand back to Python (numpy arrays of the format, or object
@@ -151,8 +167,8 @@ fn starts<S: PyScalar>(h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>) -> St
     Starts { h0: h0.map(|v| v.iter().map(S::from_tensor).collect()), c0: c0.map(|v| v.iter().map(S::from_tensor).collect()) }
 }
 
-fn run_one<S: PyScalar>(py: Python<'_>, stack: &Stack, x: &Tensor, h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>) -> PyResult<Py<PyAny>> {
-    let plan = StackPlan::<S>::new(stack).map_err(|e| to_pyerr(py, e))?;
+fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: &Tensor, h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>) -> PyResult<Py<PyAny>> {
+    let plan = net.plan::<S>(py)?;
     let xs = S::from_tensor(x);
     let st = starts::<S>(h0, c0);
     let steps = x.shape[0];
@@ -181,14 +197,14 @@ fn run_one<S: PyScalar>(py: Python<'_>, stack: &Stack, x: &Tensor, h0: Option<&V
 
 fn run_batch<S: PyScalar>(
     py: Python<'_>,
-    stack: &Stack,
+    net: &PyCellNetwork,
     x: &Tensor,
     h0: Option<&Vec<Tensor>>,
     c0: Option<&Vec<Tensor>>,
     spec: &BatchSpec,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let plan = StackPlan::<S>::new(stack).map_err(|e| to_pyerr(py, e))?;
+    let plan = net.plan::<S>(py)?;
     let xs = S::from_tensor(x);
     let st = starts::<S>(h0, c0);
     let res = run_interruptible(py, progress, spec.batch as u64, |ctl| plan.run_batch(&xs, &st, spec, ctl))?;
@@ -242,7 +258,7 @@ impl PyCellNetwork {
             return Err(to_pyerr(py, SimError::InvalidNetwork(p)));
         }
         let stack = Stack::new(label, cells).map_err(|e| to_pyerr(py, e))?;
-        Ok(PyCellNetwork { stack: Arc::new(stack) })
+        Ok(PyCellNetwork::wrap(stack))
     }
 
     /// A torch.nn.LSTM / GRU / RNN state_dict ({name: tensor}); `module` is "lstm", "gru" or
@@ -270,7 +286,7 @@ impl PyCellNetwork {
         let parts = read_parts(&tensors, "", &mut p);
         let built = m.map(|m| from_state_dict(m, parts));
         match built {
-            Some(Ok(stack)) if p.is_empty() => Ok(PyCellNetwork { stack: Arc::new(stack) }),
+            Some(Ok(stack)) if p.is_empty() => Ok(PyCellNetwork::wrap(stack)),
             Some(Err(SimError::InvalidNetwork(more))) => {
                 p.extend(more);
                 Err(to_pyerr(py, SimError::InvalidNetwork(p)))
@@ -316,12 +332,12 @@ impl PyCellNetwork {
 
     /// The saturated network (Merrill 2019): sigmoid → sat_sigmoid, tanh → sign, slu → step.
     fn saturate(&self) -> Self {
-        PyCellNetwork { stack: Arc::new(self.stack.saturated()) }
+        PyCellNetwork::wrap(self.stack.saturated())
     }
 
     /// Same layers under another public kind.
     fn relabel(&self, label: &str) -> Self {
-        PyCellNetwork { stack: Arc::new(Stack { label: label.to_string(), layers: self.stack.layers.clone() }) }
+        PyCellNetwork::wrap(Stack { label: label.to_string(), layers: self.stack.layers.clone() })
     }
 
     /// One sequence x (T, n): {"states": top h_0..h_T, "cells": top c_0..c_T (LSTM-like top),
@@ -333,14 +349,13 @@ impl PyCellNetwork {
         let x = self.read_x(py, x, exact, 2)?;
         let h0 = self.read_starts(py, "h0", h0, exact, None)?;
         let c0 = self.read_starts(py, "c0", c0, exact, None)?;
-        let s = &*self.stack;
         match dt {
-            Dtype::Exact => run_one::<Rational>(py, s, &x, h0.as_ref(), c0.as_ref()),
-            Dtype::F64 => run_one::<f64>(py, s, &x, h0.as_ref(), c0.as_ref()),
-            Dtype::F32 => run_one::<f32>(py, s, &x, h0.as_ref(), c0.as_ref()),
-            Dtype::Bf16 => run_one::<bf16>(py, s, &x, h0.as_ref(), c0.as_ref()),
-            Dtype::F16 => run_one::<f16>(py, s, &x, h0.as_ref(), c0.as_ref()),
-            Dtype::Custom(f) => with_format(f, || run_one::<Custom>(py, s, &x, h0.as_ref(), c0.as_ref())),
+            Dtype::Exact => run_one::<Rational>(py, self, &x, h0.as_ref(), c0.as_ref()),
+            Dtype::F64 => run_one::<f64>(py, self, &x, h0.as_ref(), c0.as_ref()),
+            Dtype::F32 => run_one::<f32>(py, self, &x, h0.as_ref(), c0.as_ref()),
+            Dtype::Bf16 => run_one::<bf16>(py, self, &x, h0.as_ref(), c0.as_ref()),
+            Dtype::F16 => run_one::<f16>(py, self, &x, h0.as_ref(), c0.as_ref()),
+            Dtype::Custom(f) => with_format(f, || run_one::<Custom>(py, self, &x, h0.as_ref(), c0.as_ref())),
         }
     }
 
@@ -382,15 +397,14 @@ impl PyCellNetwork {
         };
         let spec = BatchSpec { batch, steps, lengths, keep_all, threads };
         spec.validate().map_err(|e| to_pyerr(py, e))?;
-        let s = &*self.stack;
         let (h, c) = (h0.as_ref(), c0.as_ref());
         match dt {
-            Dtype::Exact => run_batch::<Rational>(py, s, &x, h, c, &spec, progress),
-            Dtype::F64 => run_batch::<f64>(py, s, &x, h, c, &spec, progress),
-            Dtype::F32 => run_batch::<f32>(py, s, &x, h, c, &spec, progress),
-            Dtype::Bf16 => run_batch::<bf16>(py, s, &x, h, c, &spec, progress),
-            Dtype::F16 => run_batch::<f16>(py, s, &x, h, c, &spec, progress),
-            Dtype::Custom(f) => with_format(f, || run_batch::<Custom>(py, s, &x, h, c, &spec, progress)),
+            Dtype::Exact => run_batch::<Rational>(py, self, &x, h, c, &spec, progress),
+            Dtype::F64 => run_batch::<f64>(py, self, &x, h, c, &spec, progress),
+            Dtype::F32 => run_batch::<f32>(py, self, &x, h, c, &spec, progress),
+            Dtype::Bf16 => run_batch::<bf16>(py, self, &x, h, c, &spec, progress),
+            Dtype::F16 => run_batch::<f16>(py, self, &x, h, c, &spec, progress),
+            Dtype::Custom(f) => with_format(f, || run_batch::<Custom>(py, self, &x, h, c, &spec, progress)),
         }
     }
 
@@ -408,7 +422,7 @@ impl PyCellNetwork {
     #[staticmethod]
     fn from_json(py: Python<'_>, text: &str) -> PyResult<(PyCellNetwork, String)> {
         let (stack, meta) = stack_from_json(text).map_err(|e| to_pyerr(py, e))?;
-        Ok((PyCellNetwork { stack: Arc::new(stack) }, meta.to_string()))
+        Ok((PyCellNetwork::wrap(stack), meta.to_string()))
     }
 }
 

@@ -120,7 +120,7 @@ impl PyCounter {
     }
     /// The network (without the start state and readout) as a CellNetwork core.
     fn network(&self) -> PyCellNetwork {
-        PyCellNetwork { stack: Arc::new(self.net.parts.stack.clone()) }
+        PyCellNetwork::wrap(self.net.parts.stack.clone())
     }
     /// Start states per layer as "p/q" strings: (h0 per layer, c0 per layer or None).
     fn starts(&self) -> (Vec<Vec<String>>, Vec<Option<Vec<String>>>) {

@@ -142,7 +142,7 @@ fn dtype(py: Python<'_>, name: &str) -> PyResult<Dtype> {
 impl PyCompiledDfa {
     #[getter]
     fn network(&self) -> PySimpleRnn {
-        PySimpleRnn { net: Arc::new(self.c.network.clone()) }
+        PySimpleRnn::wrap(self.c.network.clone())
     }
     #[getter]
     fn dfa(&self) -> PyDfa {
@@ -274,5 +274,5 @@ pub fn two_layer_to_rnn(
     }
     let act = Activation::parse(activation).map_err(err(py))?;
     let net = lemma(&step, act).map_err(err(py))?;
-    Ok(PySimpleRnn { net: Arc::new(net) })
+    Ok(PySimpleRnn::wrap(net))
 }

@@ -12,7 +12,9 @@ use crate::num::rational::rational_to_string;
 use crate::py::convert::{fraction_type, py_exact_vector, py_rationals, read_tensor, to_pyerr, Tensor, ToNumpy};
 use crate::py::interrupt::run_interruptible;
 use crate::sim::exact_engine::ExactPlan;
+use crate::num::float::Float;
 use crate::sim::float_engine::FloatPlan;
+use crate::sim::plan_cache::PlanCache;
 use crate::sim::run::{run_batch_exact, run_batch_float, run_exact, run_float, BatchSpec};
 use half::{bf16, f16};
 use malachite::Rational;
@@ -23,6 +25,21 @@ use std::sync::Arc;
 #[pyclass(name = "SimpleRNN", module = "rnnsim._core", frozen)]
 pub struct PySimpleRnn {
     pub net: Arc<SimpleRnn>,
+    /// float plans of the builtin formats, built on first use (`sim::plan_cache`)
+    plans: PlanCache,
+}
+
+impl PySimpleRnn {
+    pub fn wrap(net: SimpleRnn) -> Self {
+        PySimpleRnn { net: Arc::new(net), plans: PlanCache::default() }
+    }
+
+    /// The float plan of F: cached for the builtin formats, fresh for a custom format.
+    fn float_plan<F: Float>(&self, py: Python<'_>) -> PyResult<Arc<FloatPlan<F>>> {
+        let build = || FloatPlan::<F>::try_new(&self.net);
+        let plan = if std::any::TypeId::of::<F>() == std::any::TypeId::of::<Custom>() { build().map(Arc::new) } else { self.plans.get_or_build(build) };
+        plan.map_err(|e| to_pyerr(py, e))
+    }
 }
 
 fn matrix(shape: &[usize], data: Vec<Rational>) -> RatMatrix {
@@ -96,8 +113,8 @@ pub fn dtype_name(py: Python<'_>, dtype: &str) -> PyResult<&'static str> {
     Ok(parse_dtype(py, dtype)?.name())
 }
 
-fn float_run<F: ToNumpy>(py: Python<'_>, net: &SimpleRnn, x: &Tensor, h0: Option<&Tensor>) -> PyResult<Py<PyAny>> {
-    let plan = FloatPlan::<F>::try_new(net).map_err(|e| to_pyerr(py, e))?;
+fn float_run<F: ToNumpy>(py: Python<'_>, this: &PySimpleRnn, x: &Tensor, h0: Option<&Tensor>) -> PyResult<Py<PyAny>> {
+    let plan = this.float_plan::<F>(py)?;
     let xs: Vec<F> = x.to_format();
     let start: Vec<F> = h0.map_or_else(|| plan.h0.clone(), |h| h.to_format());
     let steps = x.shape[0];
@@ -111,13 +128,13 @@ fn float_run<F: ToNumpy>(py: Python<'_>, net: &SimpleRnn, x: &Tensor, h0: Option
 #[allow(clippy::too_many_arguments)]
 fn float_batch<F: ToNumpy>(
     py: Python<'_>,
-    net: &SimpleRnn,
+    this: &PySimpleRnn,
     x: &Tensor,
     h0: Option<&Tensor>,
     spec: &BatchSpec,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let plan = FloatPlan::<F>::try_new(net).map_err(|e| to_pyerr(py, e))?;
+    let plan = this.float_plan::<F>(py)?;
     let xs: Vec<F> = x.to_format();
     let start: Option<Vec<F>> = h0.map(|h| h.to_format());
     let res = run_interruptible(py, progress, spec.batch as u64, |ctl| {
@@ -188,7 +205,7 @@ impl PySimpleRnn {
             readout,
         )
         .map_err(|e| to_pyerr(py, e))?;
-        Ok(PySimpleRnn { net: Arc::new(net) })
+        Ok(PySimpleRnn::wrap(net))
     }
 
     #[getter]
@@ -250,11 +267,11 @@ impl PySimpleRnn {
                 out.set_item("outputs", PyList::new(py, outputs)?)?;
                 Ok(out.into_any().unbind())
             }
-            Dtype::F64 => float_run::<f64>(py, net, &x, h0.as_ref()),
-            Dtype::F32 => float_run::<f32>(py, net, &x, h0.as_ref()),
-            Dtype::Bf16 => float_run::<bf16>(py, net, &x, h0.as_ref()),
-            Dtype::F16 => float_run::<f16>(py, net, &x, h0.as_ref()),
-            Dtype::Custom(c) => with_format(c, || float_run::<Custom>(py, net, &x, h0.as_ref())),
+            Dtype::F64 => float_run::<f64>(py, self, &x, h0.as_ref()),
+            Dtype::F32 => float_run::<f32>(py, self, &x, h0.as_ref()),
+            Dtype::Bf16 => float_run::<bf16>(py, self, &x, h0.as_ref()),
+            Dtype::F16 => float_run::<f16>(py, self, &x, h0.as_ref()),
+            Dtype::Custom(c) => with_format(c, || float_run::<Custom>(py, self, &x, h0.as_ref())),
         }
     }
 
@@ -299,11 +316,11 @@ impl PySimpleRnn {
         let net = &*self.net;
         match dt {
             Dtype::Exact => exact_batch(py, net, x, h0, &spec, max_bits, progress),
-            Dtype::F64 => float_batch::<f64>(py, net, &x, h0.as_ref(), &spec, progress),
-            Dtype::F32 => float_batch::<f32>(py, net, &x, h0.as_ref(), &spec, progress),
-            Dtype::Bf16 => float_batch::<bf16>(py, net, &x, h0.as_ref(), &spec, progress),
-            Dtype::F16 => float_batch::<f16>(py, net, &x, h0.as_ref(), &spec, progress),
-            Dtype::Custom(c) => with_format(c, || float_batch::<Custom>(py, net, &x, h0.as_ref(), &spec, progress)),
+            Dtype::F64 => float_batch::<f64>(py, self, &x, h0.as_ref(), &spec, progress),
+            Dtype::F32 => float_batch::<f32>(py, self, &x, h0.as_ref(), &spec, progress),
+            Dtype::Bf16 => float_batch::<bf16>(py, self, &x, h0.as_ref(), &spec, progress),
+            Dtype::F16 => float_batch::<f16>(py, self, &x, h0.as_ref(), &spec, progress),
+            Dtype::Custom(c) => with_format(c, || float_batch::<Custom>(py, self, &x, h0.as_ref(), &spec, progress)),
         }
     }
 
@@ -321,7 +338,7 @@ impl PySimpleRnn {
     #[staticmethod]
     fn from_json(py: Python<'_>, text: &str) -> PyResult<(PySimpleRnn, String)> {
         let (net, meta) = json::from_json(text).map_err(|e| to_pyerr(py, e))?;
-        Ok((PySimpleRnn { net: Arc::new(net) }, meta.to_string()))
+        Ok((PySimpleRnn::wrap(net), meta.to_string()))
     }
 }
 

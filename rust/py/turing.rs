@@ -270,7 +270,7 @@ impl PyCompiledTm {
 impl PyCompiledTm {
     #[getter]
     fn network(&self) -> PySimpleRnn {
-        PySimpleRnn { net: Arc::new(self.c.network.clone()) }
+        PySimpleRnn::wrap(self.c.network.clone())
     }
     #[getter]
     fn machine(&self) -> PyTuringMachine {

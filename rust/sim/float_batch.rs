@@ -1,21 +1,20 @@
 //! The lock-step batched float kernel: a block of sequences advances together, one tick at
-//! a time, H_t = act(B + X_t Wᵀ + H_{t−1} Vᵀ), as a register-blocked GEMM-like loop.
+//! a time, H_t = act(B + X_t Wᵀ + H_{t−1} Vᵀ), as a register-tiled GEMM per tick
+//! (`tile_kernel`).
 //!
 //! Bit-identical to the per-sequence engine (float_engine.rs): every element still sees
 //! acc = b_i, then + W_ik·x_k for k ascending, then + V_ij·h_j for j ascending, each
-//! product and sum rounded to the format, no FMA (Rust never contracts a·b + c). The
-//! kernel only reorders *independent* elements: a tile of S sequences × L units keeps its
-//! S·L accumulators in registers while k and then j run sequentially, so a column slice
-//! of Vᵀ is loaded once for S sequences and the L-wide unit dimension vectorises (SIMD over
-//! units i, never over the reduction index j). Vᵀ/Wᵀ are padded to a multiple of L units
-//! with zeros (the padded lanes are computed and dropped).
+//! product and sum rounded to the format, no FMA. Each sequence's row z = [x_t | h_{t−1}]
+//! is one vector of length n + d and the weights one packed matrix [Wᵀ; Vᵀ], so that order
+//! is the tile kernel's "acc = b; + ... for k ascending" over z. The kernel reorders only
+//! *independent* elements (tiles of sequences × units); the weights are packed once per
+//! plan (cached in `FloatPlan::lockstep`).
 //!
-//! Parallelism: rayon over blocks of sequences; a sequence's bits do not depend on its
-//! block, tile or thread. Sequences shorter than the block's longest stop being stored at
-//! their length (their later ticks are computed and discarded). Cancellation is checked
-//! between ticks. The kernel is compiled three times (AVX-512, AVX2, baseline) and picked
-//! at run time; the instruction set changes the speed, not the bits (the same IEEE
-//! operations in the same order).
+//! Parallelism: rayon over blocks of sequences, balanced across threads and small enough
+//! for their states to stay in L2; a sequence's bits do not depend on its block, tile or
+//! thread. Sequences shorter than the block's longest stop being stored at their length
+//! (their later ticks are computed and discarded). Cancellation is checked between ticks.
+//! The instruction set (AVX-512 or portable loops) changes the speed, not the bits.
 
 use crate::error::SimResult;
 use crate::net::activation::Activation;
@@ -25,106 +24,39 @@ use crate::sim::float_engine::FloatPlan;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::pool::with_pool;
 use crate::sim::run::{BatchSpec, FloatBatch};
+use crate::sim::tile_kernel::{accumulate, Packed};
 use rayon::prelude::*;
 use std::any::Any;
+use std::sync::Arc;
 
-/// Sequences sharing each column slice of the weights.
-const S: usize = 4;
-/// Units are padded to a multiple of 64 bytes of lanes (16 f32 or 8 f64).
-const fn lanes<C>() -> usize {
-    64 / std::mem::size_of::<C>()
-}
-
-/// The plan's weights in lane form, padded to `dp` units.
-struct Weights<C> {
-    d: usize,
-    dp: usize,
-    n: usize,
-    vt: Vec<C>,
-    wt: Vec<C>,
+/// The plan's weights in lane form: [Wᵀ; Vᵀ] packed (K = n + d rows), the bias padded to
+/// the packed unit stride.
+pub struct Weights<C> {
+    packed: Packed<C>,
     b: Vec<C>,
 }
 
-fn padded<F: LaneFormat>(src: &[F], rows: usize, d: usize, dp: usize) -> Vec<F::C> {
-    let mut out = vec![F::C::ZERO; rows * dp];
-    for r in 0..rows {
-        for i in 0..d {
-            out[r * dp + i] = src[r * d + i].to_lane();
+impl<C: Lane + Default> Weights<C> {
+    fn new<F: LaneFormat<C = C>>(plan: &FloatPlan<F>) -> Self {
+        let (d, n) = (plan.d, plan.n_in);
+        let wt: Vec<C> = plan.wt.iter().chain(plan.vt.iter()).map(|v| v.to_lane()).collect();
+        let packed = Packed::for_units(&wt, n + d, d);
+        let mut b = vec![C::ZERO; packed.up];
+        for (dst, v) in b.iter_mut().zip(&plan.b) {
+            *dst = v.to_lane();
         }
-    }
-    out
-}
-
-/// Units per chunk: a chunk of S sequences' accumulators (S · CHUNK lanes) stays in L1.
-const CHUNK: usize = 128;
-
-/// acc[l] = acc[l] + col[l]·v for every l: one rounded product and one rounded sum per
-/// element (the loop the compiler vectorises over units).
-#[inline(always)]
-fn axpy<F: LaneFormat>(acc: &mut [F::C], col: &[F::C], v: F::C) {
-    for (a, &c) in acc.iter_mut().zip(col) {
-        *a = F::add_l(*a, F::mul_l(c, v));
+        Weights { packed, b }
     }
 }
 
-/// Pre-activations of `ns` sequences (rows of `h`, `x`) into `acc` (rows of stride dp).
-/// Per chunk of units: bias, then k ascending, then j ascending, each column slice of
-/// Wᵀ/Vᵀ used by S sequences in a row while it is in L1.
-#[inline(always)]
-fn preact<F: LaneFormat>(w: &Weights<F::C>, x: &[F::C], h: &[F::C], ns: usize, acc: &mut [F::C]) {
-    let (d, n, dp) = (w.d, w.n, w.dp);
-    for i0 in (0..dp).step_by(CHUNK) {
-        let ch = CHUNK.min(dp - i0);
-        for s in 0..ns {
-            acc[s * dp + i0..s * dp + i0 + ch].copy_from_slice(&w.b[i0..i0 + ch]);
-        }
-        for s0 in (0..ns).step_by(S) {
-            let s1 = (s0 + S).min(ns);
-            for k in 0..n {
-                let col = &w.wt[k * dp + i0..k * dp + i0 + ch];
-                for s in s0..s1 {
-                    axpy::<F>(&mut acc[s * dp + i0..s * dp + i0 + ch], col, x[s * n + k]);
-                }
-            }
-            for j in 0..d {
-                let col = &w.vt[j * dp + i0..j * dp + i0 + ch];
-                for s in s0..s1 {
-                    axpy::<F>(&mut acc[s * dp + i0..s * dp + i0 + ch], col, h[s * d + j]);
-                }
-            }
-        }
-    }
-}
-
-#[target_feature(enable = "avx512f,avx512vl,avx2,avx")]
-#[cfg(target_arch = "x86_64")]
-unsafe fn preact_avx512<F: LaneFormat>(w: &Weights<F::C>, x: &[F::C], h: &[F::C], ns: usize, acc: &mut [F::C]) {
-    preact::<F>(w, x, h, ns, acc)
-}
-
-#[target_feature(enable = "avx2,avx")]
-#[cfg(target_arch = "x86_64")]
-unsafe fn preact_avx2<F: LaneFormat>(w: &Weights<F::C>, x: &[F::C], h: &[F::C], ns: usize, acc: &mut [F::C]) {
-    preact::<F>(w, x, h, ns, acc)
-}
-
-fn preact_dispatch<F: LaneFormat>(w: &Weights<F::C>, x: &[F::C], h: &[F::C], ns: usize, acc: &mut [F::C]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl") {
-            // SAFETY: the CPU has the features the function is compiled for.
-            return unsafe { preact_avx512::<F>(w, x, h, ns, acc) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: as above.
-            return unsafe { preact_avx2::<F>(w, x, h, ns, acc) };
-        }
-    }
-    preact::<F>(w, x, h, ns, acc)
+/// The packed weights of `plan`, built on first use and kept in the plan.
+fn weights_of<F: LaneFormat>(plan: &FloatPlan<F>) -> Arc<Weights<F::C>> {
+    let any = plan.lockstep.get_or_init(|| Arc::new(Weights::<F::C>::new(plan)) as Arc<dyn Any + Send + Sync>).clone();
+    any.downcast::<Weights<F::C>>().expect("the cached weights have the plan's lane type")
 }
 
 /// The activation of `Float` (float_engine::activate) on lane values, in place.
-fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
+pub(crate) fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
     let (zero, one) = (F::C::ZERO, F::C::ONE);
     match act {
         Activation::Identity => {}
@@ -132,7 +64,7 @@ fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
         Activation::Slu => v.iter_mut().for_each(|x| *x = if *x > one { one } else if *x > zero { *x } else { zero }),
         Activation::Step => v.iter_mut().for_each(|x| *x = if *x > zero { one } else { zero }),
         Activation::Tanh => F::tanh_slice(v),
-        Activation::Sigmoid => v.iter_mut().for_each(|x| *x = F::sigmoid_l(*x)),
+        Activation::Sigmoid => F::sigmoid_slice(v),
         Activation::Sign => {
             v.iter_mut().for_each(|x| *x = if *x > zero { one } else if *x < zero { F::C::MINUS_ONE } else { zero })
         }
@@ -150,16 +82,20 @@ struct BlockOut<F> {
 }
 
 /// Runs sequences `first..first + ns` of the batch.
+#[allow(clippy::too_many_arguments)]
 fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xs: &[F], h0: Option<&[F]>, spec: &BatchSpec, first: usize, ns: usize, ctl: &Control) -> SimResult<BlockOut<F>> {
-    let (d, n, dp, o, t_max) = (plan.d, plan.n_in, w.dp, plan.n_out, spec.steps);
+    let (d, n, o, t_max) = (plan.d, plan.n_in, plan.n_out, spec.steps);
+    let (up, ldz) = (w.packed.up, n + d);
     let len = |s: usize| spec.lengths.as_ref().map_or(t_max, |l| l[first + s]);
-    let mut h: Vec<F::C> = Vec::with_capacity(ns * d);
+    // z rows: [x_t | h]
+    let mut z: Vec<F::C> = vec![F::C::ZERO; ns * ldz];
     for s in 0..ns {
         let start = h0.map_or(plan.h0.as_slice(), |h| &h[(first + s) * d..(first + s + 1) * d]);
-        h.extend(start.iter().map(|v| v.to_lane()));
+        for (dst, v) in z[s * ldz + n..(s + 1) * ldz].iter_mut().zip(start) {
+            *dst = v.to_lane();
+        }
     }
-    let mut acc = vec![F::C::ZERO; ns * dp];
-    let mut x = vec![F::C::ZERO; ns * n];
+    let mut acc = vec![F::C::ZERO; ns * up];
     let keep = spec.keep_all;
     let mut out = BlockOut {
         states: if keep { vec![F::zero(); ns * t_max * d] } else { Vec::new() },
@@ -170,8 +106,8 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xs: &[F], h0
     let longest = (0..ns).map(len).max().unwrap_or(0);
     let mut row = vec![F::zero(); d];
     let mut finished = vec![false; ns];
-    let finish = |s: usize, h: &[F::C], out: &mut BlockOut<F>, row: &mut Vec<F>| {
-        for (r, v) in row.iter_mut().zip(&h[s * d..(s + 1) * d]) {
+    let finish = |s: usize, z: &[F::C], out: &mut BlockOut<F>, row: &mut Vec<F>| {
+        for (r, v) in row.iter_mut().zip(&z[s * ldz + n..(s + 1) * ldz]) {
             *r = F::from_lane(*v);
         }
         out.finals[s * d..(s + 1) * d].copy_from_slice(row);
@@ -182,58 +118,79 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xs: &[F], h0
         ctl.check()?;
         for s in 0..ns {
             if !finished[s] && len(s) == t {
-                finish(s, &h, &mut out, &mut row);
+                finish(s, &z, &mut out, &mut row);
                 finished[s] = true;
             }
             let src = &xs[((first + s) * t_max + t) * n..((first + s) * t_max + t + 1) * n];
-            for (dst, v) in x[s * n..(s + 1) * n].iter_mut().zip(src) {
+            for (dst, v) in z[s * ldz..s * ldz + n].iter_mut().zip(src) {
                 *dst = v.to_lane();
             }
+            acc[s * up..(s + 1) * up].copy_from_slice(&w.b);
         }
-        preact_dispatch::<F>(w, &x, &h, ns, &mut acc);
+        accumulate::<F>(&w.packed, &z, ldz, ns, &mut acc);
+        if up == d {
+            activate::<F>(plan.activation, &mut acc);
+        }
         for s in 0..ns {
-            let a = &mut acc[s * dp..s * dp + d];
-            if !finished[s] {
-                activate::<F>(plan.activation, a);
-                h[s * d..(s + 1) * d].copy_from_slice(a);
+            if finished[s] {
+                continue;
             }
-            if keep && !finished[s] {
+            let a = &mut acc[s * up..s * up + d];
+            if up != d {
+                activate::<F>(plan.activation, a);
+            }
+            z[s * ldz + n..(s + 1) * ldz].copy_from_slice(a);
+            if keep {
                 let base = (s * t_max + t) * d;
                 for (r, v) in out.states[base..base + d].iter_mut().zip(a.iter()) {
                     *r = F::from_lane(*v);
                 }
-                let (st, oo) = (&out.states[base..base + d], (s * t_max + t) * o);
-                plan.output(st, &mut out.outputs[oo..oo + o]);
+                if o > 0 {
+                    let (st, oo) = (&out.states[base..base + d], (s * t_max + t) * o);
+                    plan.output(st, &mut out.outputs[oo..oo + o]);
+                }
             }
         }
     }
     for s in 0..ns {
         if !finished[s] {
-            finish(s, &h, &mut out, &mut row);
+            finish(s, &z, &mut out, &mut row);
         }
     }
     Ok(out)
 }
 
+/// Sequences per block: the batch split evenly over the threads, then into more blocks
+/// (a multiple of the thread count) while a block's rows z and acc exceed `budget` bytes.
+pub fn block_size(batch: usize, threads: usize, bytes_per_seq: usize) -> usize {
+    const BUDGET: usize = 1 << 20;
+    let threads = threads.max(1);
+    let per_thread = batch.div_ceil(threads).max(1);
+    let splits = (per_thread * bytes_per_seq).div_ceil(BUDGET).max(1);
+    per_thread.div_ceil(splits).max(1)
+}
+
 /// The lock-step batch run: same results as `run::run_batch_float_per_sequence`.
 pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Option<&[F]>, spec: &BatchSpec, ctl: &Control) -> SimResult<FloatBatch<F>> {
     spec.validate()?;
-    let (d, n) = (plan.d, plan.n_in);
-    let dp = d.div_ceil(lanes::<F::C>()).max(1) * lanes::<F::C>();
-    let w = Weights { d, dp, n, vt: padded(&plan.vt, d, d, dp), wt: padded(&plan.wt, n, d, dp), b: padded(&plan.b, 1, d, dp) };
+    let w = weights_of(plan);
     let threads = spec.threads.unwrap_or_else(crate::sim::pool::default_threads).max(1);
-    // blocks: a multiple of S sequences, at least 4 blocks per thread when the batch allows,
-    // at most 64 sequences (their states stay in cache)
-    let per = spec.batch.div_ceil(4 * threads).clamp(1, 64);
-    let block = if per >= S { per / S * S } else { per };
-    let starts: Vec<usize> = (0..spec.batch).step_by(block.max(1)).collect();
-    let blocks: Vec<BlockOut<F>> = with_pool(spec.threads, || {
-        starts
-            .par_iter()
-            .map(|&first| run_block(plan, &w, xs, h0, spec, first, block.min(spec.batch - first), ctl))
-            .collect::<SimResult<Vec<_>>>()
-    })??;
+    let per_seq = (plan.n_in + plan.d + w.packed.up) * std::mem::size_of::<F::C>();
+    let block = block_size(spec.batch, threads, per_seq);
+    let starts: Vec<usize> = (0..spec.batch).step_by(block).collect();
+    let one = |first: usize| run_block(plan, &w, xs, h0, spec, first, block.min(spec.batch - first), ctl);
+    let valid_threads = spec.threads.is_none_or(|t| (1..=4096).contains(&t));
+    let blocks: Vec<BlockOut<F>> = if starts.len() <= 1 && valid_threads {
+        // one block: no pool hand-off (small batches)
+        starts.iter().map(|&f| one(f)).collect::<SimResult<Vec<_>>>()?
+    } else {
+        with_pool(spec.threads, || starts.par_iter().map(|&f| one(f)).collect::<SimResult<Vec<_>>>())??
+    };
     let mut out = FloatBatch { states: Vec::new(), final_states: Vec::new(), outputs: Vec::new(), final_outputs: Vec::new() };
+    if blocks.len() == 1 {
+        let b = blocks.into_iter().next().expect("one block");
+        return Ok(FloatBatch { states: b.states, final_states: b.finals, outputs: b.outputs, final_outputs: b.final_outputs });
+    }
     for b in blocks {
         out.states.extend(b.states);
         out.final_states.extend(b.finals);

@@ -31,6 +31,8 @@ pub struct FloatPlan<F: Float> {
     /// row-major (n_out, d) and (n_out)
     pub ro_w: Vec<F>,
     pub ro_b: Vec<F>,
+    /// The lock-step kernel's packed weights (`float_batch::Weights`), built on first use.
+    pub lockstep: std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// The matrix transposed, dense, rounded to F: out[j·rows + i] = m_ij.
@@ -98,6 +100,7 @@ impl<F: Float> FloatPlan<F> {
             h0: conv(&net.h0),
             ro_w,
             ro_b,
+            lockstep: std::sync::OnceLock::new(),
         }
     }
 

@@ -12,7 +12,7 @@ use crate::num::float::Float;
 use half::{bf16, f16};
 
 /// A hardware float the kernel computes in.
-pub trait Lane: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
+pub trait Lane: Copy + Send + Sync + PartialOrd + std::fmt::Debug + std::ops::Neg<Output = Self> + 'static {
     const ZERO: Self;
     const ONE: Self;
     const MINUS_ONE: Self;
@@ -31,9 +31,19 @@ impl Lane for f64 {
     const HALF: f64 = 0.5;
 }
 
+/// Which rounding follows each lane operation (selects the SIMD tile in `tile_kernel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounding {
+    F64,
+    F32,
+    Bf16,
+    F16,
+}
+
 /// A builtin format as the kernel computes it.
 pub trait LaneFormat: Float {
-    type C: Lane;
+    type C: Lane + Default;
+    const ROUNDING: Rounding;
     fn to_lane(self) -> Self::C;
     /// Exact: `c` is a value of the format.
     fn from_lane(c: Self::C) -> Self;
@@ -48,6 +58,10 @@ pub trait LaneFormat: Float {
     fn sigmoid_l(x: Self::C) -> Self::C {
         Self::from_lane(x).sigmoid().to_lane()
     }
+    /// `sigmoid_l` over a slice, in place.
+    fn sigmoid_slice(v: &mut [Self::C]) {
+        v.iter_mut().for_each(|x| *x = Self::sigmoid_l(*x));
+    }
     /// `tanh_l` over a slice, in place.
     fn tanh_slice(v: &mut [Self::C]) {
         v.iter_mut().for_each(|x| *x = Self::tanh_l(*x));
@@ -55,6 +69,7 @@ pub trait LaneFormat: Float {
 }
 
 impl LaneFormat for f64 {
+    const ROUNDING: Rounding = Rounding::F64;
     type C = f64;
     #[inline(always)]
     fn to_lane(self) -> f64 { self }
@@ -67,6 +82,7 @@ impl LaneFormat for f64 {
 }
 
 impl LaneFormat for f32 {
+    const ROUNDING: Rounding = Rounding::F32;
     type C = f32;
     #[inline(always)]
     fn to_lane(self) -> f32 { self }
@@ -79,6 +95,9 @@ impl LaneFormat for f32 {
     #[inline(always)]
     fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_f32(x) }
     fn tanh_slice(v: &mut [f32]) { crate::sim::fast_tanh::tanh_f32_slice(v) }
+    #[inline(always)]
+    fn sigmoid_l(x: f32) -> f32 { crate::sim::fast_sigmoid::sigmoid_f32(x) }
+    fn sigmoid_slice(v: &mut [f32]) { crate::sim::fast_sigmoid::sigmoid_f32_slice(v) }
 }
 
 /// f32 → the bf16 grid (round to nearest even on the top 16 bits), NaN kept.
@@ -106,6 +125,7 @@ pub fn round_f16_in_f32(x: f32) -> f32 {
 }
 
 impl LaneFormat for f16 {
+    const ROUNDING: Rounding = Rounding::F16;
     type C = f32;
     #[inline(always)]
     fn to_lane(self) -> f32 { self.to_f32() }
@@ -117,9 +137,12 @@ impl LaneFormat for f16 {
     fn mul_l(a: f32, b: f32) -> f32 { round_f16_in_f32(a * b) }
     #[inline(always)]
     fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_half(x, crate::num::round::BinaryFormat::F16) }
+    #[inline(always)]
+    fn sigmoid_l(x: f32) -> f32 { crate::sim::fast_sigmoid::sigmoid_half(x, crate::num::round::BinaryFormat::F16) }
 }
 
 impl LaneFormat for bf16 {
+    const ROUNDING: Rounding = Rounding::Bf16;
     type C = f32;
     #[inline(always)]
     fn to_lane(self) -> f32 { self.to_f32() }
@@ -131,6 +154,8 @@ impl LaneFormat for bf16 {
     fn mul_l(a: f32, b: f32) -> f32 { round_bf16_in_f32(a * b) }
     #[inline(always)]
     fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_half(x, crate::num::round::BinaryFormat::BF16) }
+    #[inline(always)]
+    fn sigmoid_l(x: f32) -> f32 { crate::sim::fast_sigmoid::sigmoid_half(x, crate::num::round::BinaryFormat::BF16) }
 }
 
 #[cfg(test)]

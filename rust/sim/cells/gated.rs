@@ -38,11 +38,13 @@ pub struct GatedPlan<S> {
     pub gate: Activation,
     pub candidate: Activation,
     pub output: Activation,
+    /// The lock-step kernel's packed weights (`gated_batch::GatedLanes`), built on first use.
+    pub lockstep: std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl<S: Scalar> GatedPlan<S> {
     fn from_weights(kind: GatedKind, w: &GatedWeights, gate: Activation, candidate: Activation, output: Activation) -> Self {
-        GatedPlan { kind, hidden: w.hidden, ih: DenseAffine::new(&w.w_ih, &w.b_ih), hh: DenseAffine::new(&w.w_hh, &w.b_hh), gate, candidate, output }
+        GatedPlan { kind, hidden: w.hidden, ih: DenseAffine::new(&w.w_ih, &w.b_ih), hh: DenseAffine::new(&w.w_hh, &w.b_hh), gate, candidate, output, lockstep: std::sync::OnceLock::new() }
     }
     pub fn lstm(c: &Lstm) -> Self {
         Self::from_weights(GatedKind::Lstm, &c.w, c.gate, c.candidate, c.output)

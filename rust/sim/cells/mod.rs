@@ -10,6 +10,7 @@
 pub mod affine;
 pub mod feedforward;
 pub mod gated;
+pub mod gated_batch;
 pub mod qrnn;
 pub mod run;
 pub mod second_order;

@@ -65,7 +65,7 @@ impl<S: Scalar> StackPlan<S> {
     }
 
     /// Layer states of sequence b before the first step.
-    fn starts_of(&self, starts: &Starts<S>, b: usize) -> Vec<Vec<S>> {
+    pub(crate) fn starts_of(&self, starts: &Starts<S>, b: usize) -> Vec<Vec<S>> {
         self.layers
             .iter()
             .enumerate()
@@ -128,8 +128,17 @@ impl<S: Scalar> StackPlan<S> {
         Ok((states, cells, seq.last))
     }
 
-    /// A batch x (B, T, n) flat, in parallel over sequences.
+    /// A batch x (B, T, n) flat: the lock-step kernel (`gated_batch`) for stacks of gated
+    /// layers in a builtin float format, else [`Self::run_batch_per_sequence`]; same bits.
     pub fn run_batch(&self, xs: &[S], starts: &Starts<S>, spec: &BatchSpec, ctl: &Control) -> SimResult<CellBatch<S>> {
+        match crate::sim::cells::gated_batch::try_lockstep(self, xs, starts, spec, ctl) {
+            Some(r) => r,
+            None => self.run_batch_per_sequence(xs, starts, spec, ctl),
+        }
+    }
+
+    /// A batch x (B, T, n) flat, in parallel over sequences, each by the sequential step.
+    pub fn run_batch_per_sequence(&self, xs: &[S], starts: &Starts<S>, spec: &BatchSpec, ctl: &Control) -> SimResult<CellBatch<S>> {
         spec.validate()?;
         self.check_starts(starts, spec.batch)?;
         let per = spec.steps * self.input;

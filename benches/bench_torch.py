@@ -1,0 +1,191 @@
+#!/usr/bin/env python
+"""rnnsim vs PyTorch on the CPU, side by side (issue 7): SimpleRNN (tanh), LSTM and GRU,
+f32 and f64, the same weights and inputs, token-steps per second and the ratio.
+
+    python benches/bench_torch.py            # full run (about 2-3 minutes)
+    python benches/bench_torch.py --quick    # smoke test (seconds; tests/test_benches.py)
+    python benches/bench_torch.py --only lstm --threads 2
+
+Shapes (batch, T, hidden, input) are issue 7's; T is shortened for the big ones (what
+matters is token-steps/s = batch*T/seconds, and every step costs the same). PyTorch runs
+``torch.nn.RNN/LSTM/GRU`` (no_grad, batch_first) with ``torch.set_num_threads`` equal to
+rnnsim's ``threads``. When torch does not import, the torch column uses the f32 figures
+quoted in issue 7 for this machine (torch 2.13 CPU), labelled "quoted". rnnsim rounds every
+operation to the format in a fixed order without FMA (bitwise reproducible, see README);
+torch/BLAS do not, so the largest |difference| of the states is printed as a sanity check.
+
+Also printed: rnnsim's 1 → 2 thread scaling, and at hidden 1024 the fraction of the
+machine's non-FMA peak (cores × 2 vector ports × 16 f32 lanes (8 f64) × clock) reached by
+the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. Nothing asserts on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+import rnnsim as rs  # noqa: E402
+
+try:
+    import torch  # type: ignore
+except Exception as e:  # noqa: BLE001 - any import problem means "no torch"
+    torch = None
+    TORCH_ERR = f"{type(e).__name__}: {e}"
+else:
+    TORCH_ERR = ""
+
+SHAPES = [(1, 10000, 16, 4), (1024, 1000, 16, 4), (4096, 256, 64, 8), (256, 256, 256, 64), (64, 100, 1024, 128)]
+# T actually run per shape (full mode): long enough for a stable rate, short enough for ~3 min
+T_RUN = {(1, 10000, 16, 4): 4000, (1024, 1000, 16, 4): 100, (4096, 256, 64, 8): 16, (256, 256, 256, 64): 16,
+         (64, 100, 1024, 128): 8}
+# issue 7: torch 2.13 CPU, f32, M token-steps/s on this machine
+QUOTED = {"rnn": [0.13, 5.9, 1.5, 0.49, 0.04], "lstm": [1.5, 7.6, 0.9, 0.15, 0.013], "gru": [0.05, 5.1, 0.30, 0.14, 0.003]}
+GATES = {"rnn": 1, "lstm": 4, "gru": 3}
+
+
+def weights(kind: str, H: int, I: int, seed: int) -> dict:
+    """PyTorch-style parameters (f32 values, so both libraries hold the same numbers)."""
+    g, s = GATES[kind], 1.0 / np.sqrt(H)
+    rng = np.random.default_rng(seed)
+    return {name: rng.uniform(-s, s, shape).astype(np.float32) for name, shape in
+            [("weight_ih_l0", (g * H, I)), ("weight_hh_l0", (g * H, H)), ("bias_ih_l0", (g * H,)), ("bias_hh_l0", (g * H,))]}
+
+
+def rnnsim_net(kind: str, w: dict):
+    if kind == "rnn":
+        # one bias: torch adds b_ih and b_hh; here b_hh = 0 on both sides
+        return rs.SimpleRNN(w["weight_hh_l0"].astype(np.float64), w["weight_ih_l0"].astype(np.float64),
+                            w["bias_ih_l0"].astype(np.float64), activation="tanh")
+    return (rs.LSTM if kind == "lstm" else rs.GRU).from_torch(w)
+
+
+def torch_module(kind: str, w: dict, I: int, H: int, dt: str):
+    mod = {"rnn": torch.nn.RNN, "lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[kind](I, H, batch_first=True)
+    mod = mod.to(torch.float32 if dt == "f32" else torch.float64)
+    with torch.no_grad():
+        for name, v in w.items():
+            src = np.zeros_like(v) if (kind == "rnn" and name == "bias_hh_l0") else v
+            getattr(mod, name).copy_(torch.from_numpy(src.astype(np.float64)))
+    return mod
+
+
+def best_time(fn, repeats: int) -> tuple[float, object]:
+    fn()  # warm-up: plan, thread pool, caches
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def peak_ops(threads: int, lanes: int) -> float:
+    """Non-FMA peak: threads × 2 vector ports × lanes × clock (cpuinfo MHz, else 2.1 GHz)."""
+    mhz = 2100.0
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("cpu MHz"):
+                    mhz = float(line.split(":")[1])
+                    break
+    except OSError:
+        pass
+    return threads * 2 * lanes * mhz * 1e6
+
+
+def fmt(r: float) -> str:
+    return f"{r / 1e6:9.3f} M" if r >= 1e5 else f"{r / 1e3:9.2f} k"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=["rnn", "lstm", "gru"])
+    ap.add_argument("--threads", type=int, default=0, help="only this thread count (default: 1 and 2)")
+    args = ap.parse_args()
+    kinds = [args.only] if args.only else ["rnn", "lstm", "gru"]
+    thread_counts = [args.threads] if args.threads else [1, 2]
+    repeats = 1 if args.quick else 2
+    try:
+        load = " / ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        load = "n/a"
+    print(f"rnnsim vs PyTorch CPU; {os.cpu_count()} cores, load average {load} (shared machine: figures vary)")
+    print(f"torch: {torch.__version__ if torch is not None else 'not importable (' + TORCH_ERR + '); using the figures quoted in issue 7'}")
+    print("token-steps/s = batch*T/seconds, best of repeats; ratio = rnnsim / torch (> 1: rnnsim faster)")
+    print()
+    head = f"{'cell':<5} {'shape (B,T,H,I)':<20} {'T run':>6} {'dtype':<5} {'thr':>3} {'rnnsim':>12} {'torch':>12} {'ratio':>7} {'torch src':<9} {'max|diff|':>9}"
+    print(head)
+    print("-" * len(head))
+    rows = []
+    for kind in kinds:
+        for i, shape in enumerate(SHAPES):
+            B, T, H, I = shape
+            t_run = max(3, T_RUN[shape] // 20) if args.quick else T_RUN[shape]
+            if args.quick:
+                B = min(B, 64)
+                if H >= 1024:
+                    continue
+            w = weights(kind, H, I, seed=7 + i)
+            net = rnnsim_net(kind, w)
+            x = np.random.default_rng(100 + i).uniform(-1, 1, (B, t_run, I)).astype(np.float32)
+            x64 = x.astype(np.float64)
+            tok = B * t_run
+            for dt in ("f32", "f64"):
+                mod = torch_module(kind, w, I, H, dt) if torch is not None else None
+                for th in thread_counts:
+                    t_rs, res = best_time(lambda: net.run_batch(x64, dtype=dt, threads=th, keep="all"), repeats)
+                    r_rs = tok / t_rs
+                    diff, src, r_t = float("nan"), "", None
+                    if mod is not None:
+                        torch.set_num_threads(th)
+                        xt = torch.from_numpy(x if dt == "f32" else x64)
+
+                        def run_torch():
+                            with torch.no_grad():
+                                return mod(xt)[0]
+
+                        t_t, out = best_time(run_torch, repeats)
+                        r_t, src = tok / t_t, "measured"
+                        diff = float(np.max(np.abs(res.states.astype(np.float64) - out.numpy().astype(np.float64))))
+                    elif dt == "f32" and not args.quick:
+                        r_t, src = QUOTED[kind][i] * 1e6, "quoted"
+                    ratio = f"{r_rs / r_t:7.2f}" if r_t else f"{'n/a':>7}"
+                    tcol = fmt(r_t) if r_t else f"{'n/a':>11}"
+                    print(f"{kind:<5} {str(shape).replace(' ', ''):<20} {t_run:>6} {dt:<5} {th:>3} {fmt(r_rs):>12} {tcol:>12} {ratio} {src:<9} {diff:9.2g}",
+                          flush=True)
+                    rows.append((kind, shape, dt, th, r_rs, r_t, src))
+    print()
+    print("ratios rnnsim / torch (measured torch when importable, else issue 7's quoted f32 figures)")
+    for kind in kinds:
+        for dt in ("f32", "f64"):
+            for th in thread_counts:
+                cells = [f"{r / t:6.2f}" if t else "   n/a" for (k, s, d, h, r, t, _) in rows if k == kind and d == dt and h == th]
+                if cells:
+                    print(f"  {kind:<5} {dt} threads={th}: " + " ".join(cells))
+    if 1 in thread_counts and 2 in thread_counts:
+        print()
+        print("rnnsim scaling 1 -> 2 threads (rate at 2 / rate at 1)")
+        for kind in kinds:
+            for dt in ("f32", "f64"):
+                one = {s: r for (k, s, d, h, r, *_ ) in rows if k == kind and d == dt and h == 1}
+                two = {s: r for (k, s, d, h, r, *_ ) in rows if k == kind and d == dt and h == 2}
+                print(f"  {kind:<5} {dt}: " + " ".join(f"{two[s] / one[s]:5.2f}" for s in one if s in two))
+    big = [(dt, th, r) for (k, s, dt, th, r, *_ ) in rows if k == "rnn" and s[2] == 1024]
+    if big:
+        print()
+        H, I = 1024, 128
+        ops = 2 * H * (H + I)
+        print(f"SimpleRNN hidden 1024: {ops / 1e6:.2f} M multiply/add operations per token-step")
+        for dt, th, r in big:
+            lanes = 16 if dt == "f32" else 8
+            print(f"  {dt} threads={th}: {r * ops / 1e9:6.1f} G ops/s = {r * ops / peak_ops(th, lanes):5.1%} of the non-FMA peak")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+//! The gated lock-step kernel against the per-sequence cell engine, bit for bit: every
+//! builtin format, LSTM / Doubling-LSTM / GRU and a stack, shapes around the tile sizes,
+//! ragged lengths, h0/c0, keep all/final, thread counts.
+
+use super::*;
+use crate::net::cell::Cell;
+use crate::net::parts::{Options, Tensors};
+use crate::net::stacked::Stack;
+use half::{bf16, f16};
+use malachite::Rational;
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    /// k/32 for k in -96..96, sometimes with an odd denominator (rounded in every format)
+    fn val(&mut self) -> Rational {
+        let k = (self.next() % 193) as i64 - 96;
+        if self.next() % 5 == 0 { Rational::from_signeds(k, 3) } else { Rational::from_signeds(k, 32) }
+    }
+    fn vals(&mut self, n: usize) -> Vec<Rational> {
+        (0..n).map(|_| self.val()).collect()
+    }
+}
+
+fn gated(kind: &str, h: usize, n: usize, seed: u64, opts: &[(&str, &str)]) -> Cell {
+    let g = match kind {
+        "lstm" => 4,
+        "gru" => 3,
+        _ => 5,
+    };
+    let mut r = Lcg(seed);
+    let t: Tensors = [("weight_ih", vec![g * h, n]), ("weight_hh", vec![g * h, h]), ("bias_ih", vec![g * h]), ("bias_hh", vec![g * h])]
+        .into_iter()
+        .map(|(name, shape)| {
+            let v = r.vals(shape.iter().product());
+            (name.to_string(), (shape, v))
+        })
+        .collect();
+    let o: Options = opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let mut p = Vec::new();
+    Cell::from_parts(kind, "test", t, o, &mut p).unwrap_or_else(|| panic!("{p:?}"))
+}
+
+fn check<F: LaneFormat + Scalar>(net: &Stack, batch: usize, steps: usize, seed: u64) {
+    let plan = StackPlan::<F>::new(net).unwrap();
+    let mut r = Lcg(seed);
+    let xs: Vec<F> = r.vals(batch * steps * plan.input).iter().map(<F as Scalar>::from_rational).collect();
+    let h0: Vec<Vec<F>> = plan.layers.iter().map(|l| r.vals(batch * l.hidden()).iter().map(<F as Scalar>::from_rational).collect()).collect();
+    let starts = Starts { h0: Some(h0.clone()), c0: Some(h0) };
+    let lengths: Vec<usize> = (0..batch).map(|_| (r.next() as usize) % (steps + 1)).collect();
+    for (keep_all, lens, st, threads) in [
+        (true, None, Starts { h0: None, c0: None }, 1),
+        (true, Some(lengths.clone()), starts.clone(), 2),
+        (false, Some(lengths.clone()), Starts { h0: None, c0: None }, 3),
+        (false, None, starts.clone(), 2),
+    ] {
+        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads) };
+        let want = plan.run_batch_per_sequence(&xs, &st, &spec, &Control::new()).unwrap();
+        let got = try_lockstep(&plan, &xs, &st, &spec, &Control::new()).expect("gated, builtin").unwrap();
+        let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+        let what = format!("{} {} batch {batch} keep {keep_all}", F::NAME, net.label);
+        assert_eq!(bits(&got.states), bits(&want.states), "{what}");
+        assert_eq!(bits(&got.cells), bits(&want.cells), "{what}");
+        for l in 0..plan.layers.len() {
+            assert_eq!(bits(&got.final_h[l]), bits(&want.final_h[l]), "{what} layer {l}");
+            assert_eq!(got.final_c[l].as_ref().map(|c| bits(c)), want.final_c[l].as_ref().map(|c| bits(c)), "{what} layer {l}");
+        }
+    }
+}
+
+fn all_formats(net: &Stack, batch: usize, steps: usize, seed: u64) {
+    check::<f32>(net, batch, steps, seed);
+    check::<f64>(net, batch, steps, seed + 1);
+    check::<f16>(net, batch, steps, seed + 2);
+    check::<bf16>(net, batch, steps, seed + 3);
+}
+
+#[test]
+fn gated_lockstep_equals_the_per_sequence_engine_bitwise() {
+    let shapes = [(1, 1, 3, 4), (3, 2, 9, 5), (16, 4, 11, 4), (17, 5, 4, 3)];
+    for (i, &(h, n, batch, steps)) in shapes.iter().enumerate() {
+        let seed = 10 * i as u64;
+        for kind in ["lstm", "gru", "doubling_lstm"] {
+            all_formats(&Stack::new(kind, vec![gated(kind, h, n, seed, &[])]).unwrap(), batch, steps, seed + 5);
+        }
+    }
+    // other activations, and a stack (LSTM into GRU)
+    let odd = gated("lstm", 5, 3, 77, &[("gate", "sat_sigmoid"), ("candidate", "relu"), ("output", "identity")]);
+    all_formats(&Stack::new("lstm", vec![odd]).unwrap(), 6, 5, 3);
+    let deep = Stack::new("stacked", vec![gated("lstm", 6, 3, 1, &[]), gated("gru", 9, 6, 2, &[])]).unwrap();
+    all_formats(&deep, 10, 6, 9);
+}
+
+#[test]
+fn non_gated_stacks_and_custom_formats_are_not_lockstep() {
+    use crate::num::custom_float::{with_format, Custom};
+    use crate::num::custom_format::CustomFormat;
+    let net = Stack::new("lstm", vec![gated("lstm", 2, 1, 1, &[])]).unwrap();
+    let spec = BatchSpec { batch: 2, steps: 3, lengths: None, keep_all: true, threads: Some(1) };
+    with_format(CustomFormat::new(10, 5).unwrap(), || {
+        let p = StackPlan::<Custom>::new(&net).unwrap();
+        let xs = vec![Custom::one(); 6];
+        assert!(try_lockstep(&p, &xs, &Starts { h0: None, c0: None }, &spec, &Control::new()).is_none());
+    });
+    let ctl = Control::new();
+    ctl.cancel();
+    let p = StackPlan::<f32>::new(&net).unwrap();
+    assert!(matches!(try_lockstep(&p, &[0.5; 6], &Starts { h0: None, c0: None }, &spec, &ctl), Some(Err(crate::error::SimError::Interrupted))));
+}
