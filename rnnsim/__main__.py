@@ -67,9 +67,9 @@ def cmd_trace(a: argparse.Namespace, console: Console) -> int:
     from .trace import trace
 
     subject = resolve(a.subject, a.encoding)
-    s = trace(subject, word=a.input, dtype=a.dtype, compare=a.compare, start=a.from_, stop=a.to, every=a.every,
-              max_steps=a.max_steps, fmt=a.format, console=console, delay=a.delay)
-    return 0 if s.divergence is None or a.compare else 0
+    trace(subject, word=a.input, dtype=a.dtype, compare=a.compare, start=a.from_, stop=a.to, every=a.every,
+          max_steps=a.max_steps, fmt=a.format, console=console, delay=a.delay)
+    return 0
 
 
 def _words(a: argparse.Namespace) -> list[str]:

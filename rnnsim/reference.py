@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -33,22 +33,32 @@ Vector = Sequence[Fraction]
 FORMATS = {"f64": (53, -1022, 1023), "f32": (24, -126, 127), "bf16": (8, -126, 127), "f16": (11, -14, 15)}
 
 
-def activate_exact(name: str, x: Fraction) -> Fraction:
-    """identity, relu = max(0, x), slu = min(1, max(0, x)), step = [x > 0], sign, and
-    sat_sigmoid = 1, 1/2, 0 for x >, =, < 0 (the saturated limits of tanh and sigmoid)."""
+def piecewise(name: str, x: Any, zero: Any, one: Any, half: Any) -> Any:
+    """The piecewise-linear and saturated activations in any number type, None for the
+    others: identity, relu = max(0, x), slu = min(1, max(0, x)), step = [x > 0], sign, and
+    sat_sigmoid = 1, 1/2, 0 for x >, =, < 0 (the saturated limits of tanh and sigmoid).
+    Written with strict comparisons only, so a float NaN gives what the engines give."""
     if name == "identity":
         return x
     if name == "relu":
-        return x if x > 0 else Fraction(0)
+        return x if x > zero else zero
     if name == "slu":
-        return Fraction(0) if x <= 0 else Fraction(1) if x >= 1 else x
+        return one if x > one else x if x > zero else zero
     if name == "step":
-        return Fraction(1) if x > 0 else Fraction(0)
+        return one if x > zero else zero
     if name == "sign":
-        return Fraction(1) if x > 0 else Fraction(-1) if x < 0 else Fraction(0)
+        return one if x > zero else -one if x < zero else zero
     if name == "sat_sigmoid":
-        return Fraction(1) if x > 0 else Fraction(0) if x < 0 else Fraction(1, 2)
-    raise ValueError(f"{name} has no exact form")
+        return one if x > zero else zero if x < zero else half
+    return None
+
+
+def activate_exact(name: str, x: Fraction) -> Fraction:
+    """``piecewise`` over the rationals (tanh and sigmoid have no exact form)."""
+    y = piecewise(name, x, Fraction(0), Fraction(1), Fraction(1, 2))
+    if y is None:
+        raise ValueError(f"{name} has no exact form")
+    return y
 
 
 def run_exact(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: Sequence[Vector],
@@ -156,19 +166,9 @@ class _Fmt:
             return self.round(self.np(a * b))
 
     def act(self, name: str, x: np.floating) -> np.floating:
-        zero, one = self.np(0), self.np(1)
-        if name == "identity":
-            return x
-        if name == "relu":
-            return x if x > zero else zero
-        if name == "slu":
-            return one if x > one else x if x > zero else zero
-        if name == "step":
-            return one if x > zero else zero
-        if name == "sign":
-            return one if x > zero else -one if x < zero else zero
-        if name == "sat_sigmoid":
-            return one if x > zero else zero if x < zero else self.np(0.5)
+        y = piecewise(name, x, self.np(0), self.np(1), self.np(0.5))
+        if y is not None:
+            return y
         if name == "tanh":
             return self._from_f64(math.tanh(float(x)))
         if name == "sigmoid":
@@ -215,15 +215,9 @@ class _ExactFmt:
         return self._float(a, True) * self._float(b, True)
 
     def act(self, name: str, x):
-        zero, one = Fraction(0), Fraction(1)
-        if name == "identity":
-            return x
-        if name == "relu":
-            return x if x > zero else zero
-        if name == "slu":
-            return one if x > one else x if x > zero else zero
-        if name == "step":
-            return one if x > zero else zero
+        y = piecewise(name, x, Fraction(0), Fraction(1), Fraction(1, 2))
+        if y is not None:
+            return y
         if not self.fits_f64:
             raise NotImplementedError("tanh/sigmoid of formats wider than float64 are not emulated")
         if name == "tanh":

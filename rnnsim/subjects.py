@@ -60,7 +60,7 @@ class Subject:
     unit_names: list[str] = field(default_factory=list)
 
     def frames(self, word: Any, dtype: str, start: int = 0, stop: int | None = None, every: int = 1,
-               max_steps: int = 10_000, depth_from: "Frame | None" = None) -> Iterator[Frame]:
+               max_steps: int = 10_000) -> Iterator[Frame]:
         if self.kind == "counter":
             return _counter_frames(self, word, dtype, start, stop, every)
         if self.kind == "tm":

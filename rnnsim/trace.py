@@ -166,7 +166,7 @@ def render(subject: Subject, sides: list[tuple[str, Frame, list | None]], diverg
 def divergence(subject: Subject, a: Frame, b: Frame) -> str | None:
     """Names the first difference between the exact frame ``a`` and the other frame ``b``."""
     if b.decode_error and not a.decode_error:
-        return f"the {('float')} state does not decode ({b.decode_error})"
+        return f"the second run's state does not decode ({b.decode_error})"
     ca, cb = a.config, b.config
     if ca and cb and subject.kind == "counter":
         for k, v in ca["counters"].items():

@@ -12,7 +12,7 @@ use crate::compile::tm_layout::{Comp, Edge, Encoding, Key};
 use crate::compile::tm_to_rnn::CompiledTm;
 use crate::error::{SimError, SimResult};
 use crate::machine::tm::{Status, TmConfig};
-use malachite::base::num::arithmetic::traits::{DivMod, Lcm};
+use malachite::base::num::arithmetic::traits::{DivMod, IsPowerOf2, Lcm};
 use malachite::base::num::logic::traits::SignificantBits;
 use malachite::{Integer, Natural, Rational};
 use std::collections::BTreeMap;
@@ -357,15 +357,4 @@ fn log2_inverse(v: &Rational, name: &str) -> SimResult<i64> {
         return Err(bad(format!("the head counter {name} = {v} is not a power of 1/2")));
     }
     Ok(d.significant_bits() as i64 - 1)
-}
-
-trait PowerOfTwo {
-    fn is_power_of_2(&self) -> bool;
-}
-
-impl PowerOfTwo for Natural {
-    fn is_power_of_2(&self) -> bool {
-        use malachite::base::num::arithmetic::traits::IsPowerOf2;
-        IsPowerOf2::is_power_of_2(self)
-    }
 }

@@ -87,7 +87,7 @@ impl TmTicker {
     }
 
     /// The configuration the state holds: exact reading for exact runs, the network's own
-    /// rounded reading for float runs (at most `rounded_depth` symbols per stack).
+    /// rounded reading for float runs (as many symbols per stack as the format resolves).
     pub fn view(&self) -> SimResult<TmView> {
         self.view_with_depth(self.default_depth())
     }

@@ -20,7 +20,6 @@ use crate::net::activation::Activation;
 use crate::net::doubling_lstm::DoublingLstm;
 use crate::net::gru::Gru;
 use crate::net::lstm::Lstm;
-use crate::net::matrix::RatMatrix;
 use crate::net::mlp_cell::MlpCell;
 use crate::net::parts::{Options, PartsReader, PartsWriter, Tensors};
 use crate::net::qrnn::Qrnn;
@@ -181,18 +180,8 @@ impl Cell {
 /// A simple RNN layer from parts V, W, b, optional h0 and the `activation` option (no readout:
 /// inside a deep network only the top layer's state is seen).
 fn read_simple(r: &mut PartsReader<'_>) -> Option<SimpleRnn> {
-    let activation = r.activation("activation", Activation::Tanh);
-    let hidden = r.shape("V").and_then(|s| (s.len() == 2).then_some(s[0]));
-    if hidden == Some(0) {
-        r.problem("hidden size must be at least 1 (V has no rows)");
-    }
-    let v = r.matrix("V", hidden, hidden);
-    let w = r.matrix("W", hidden, None);
-    let b = r.vector_or_zeros("b", hidden);
+    let (hidden, parts) = r.recurrent(Activation::Tanh);
     let h0 = if r.has("h0") { r.vector("h0", hidden).map(Some) } else { Some(None) };
-    let (v, w, b, h0, activation): (RatMatrix, RatMatrix, _, _, _) = (v?, w?, b?, h0?, activation?);
-    if v.rows == 0 {
-        return None;
-    }
+    let ((v, w, b, activation), h0) = (parts?, h0?);
     SimpleRnn::new(v, w, b, h0, activation, None).map_err(|e| r.problem(e.to_string())).ok()
 }

@@ -101,6 +101,23 @@ impl<'a> PartsReader<'a> {
     }
 
     /// A positive integer option with its default.
+    /// The parts of a recurrent layer h' = act(V h + W x + b): `activation` (default
+    /// `default`), V (hidden × hidden, hidden ≥ 1), W (hidden × any), b (zeros if absent).
+    /// Returns the hidden size when V's shape gives one, and the parts when all are valid.
+    #[allow(clippy::type_complexity)]
+    pub fn recurrent(&mut self, default: Activation) -> (Option<usize>, Option<(RatMatrix, RatMatrix, Vec<Rational>, Activation)>) {
+        let activation = self.activation("activation", default);
+        let hidden = self.shape("V").and_then(|s| (s.len() == 2).then_some(s[0]));
+        if hidden == Some(0) {
+            self.problem("hidden size must be at least 1 (V has no rows)");
+        }
+        let v = self.matrix("V", hidden, hidden);
+        let w = self.matrix("W", hidden, None);
+        let b = self.vector_or_zeros("b", hidden);
+        let parts = (|| Some((v?, w?, b?, activation?)))().filter(|(v, ..)| v.rows > 0);
+        (hidden, parts)
+    }
+
     pub fn positive(&mut self, name: &str, default: usize) -> Option<usize> {
         match self.options.remove(name) {
             None => Some(default),

@@ -20,16 +20,8 @@ pub struct Residual {
 
 impl Residual {
     pub fn read(r: &mut PartsReader<'_>) -> Option<Residual> {
-        let activation = r.activation("activation", Activation::Tanh);
-        let hidden = r.shape("V").and_then(|s| (s.len() == 2).then_some(s[0]));
-        if hidden == Some(0) {
-            r.problem("hidden size must be at least 1 (V has no rows)");
-        }
-        let v = r.matrix("V", hidden, hidden);
-        let w = r.matrix("W", hidden, None);
-        let b = r.vector_or_zeros("b", hidden);
-        let (v, w, b, activation) = (v?, w?, b?, activation?);
-        (v.rows > 0).then_some(Residual { v, w, b, activation })
+        let (v, w, b, activation) = r.recurrent(Activation::Tanh).1?;
+        Some(Residual { v, w, b, activation })
     }
 
     pub fn write(&self, p: &mut PartsWriter) {

@@ -33,7 +33,7 @@ pub trait Scalar: Clone + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
 }
 
 macro_rules! float_scalar {
-    ($t:ty) => {
+    ($t:ty, $neg:expr) => {
         impl Scalar for $t {
             const EXACT: bool = false;
             #[inline(always)]
@@ -57,7 +57,8 @@ macro_rules! float_scalar {
             }
             #[inline(always)]
             fn neg(&self) -> Self {
-                <$t as Float>::from_f64_exact(-Float::to_f64(*self))
+                let neg: fn(&$t) -> $t = $neg;
+                neg(self)
             }
             fn tanh(&self) -> Self {
                 Float::tanh(*self)
@@ -74,45 +75,13 @@ macro_rules! float_scalar {
         }
     };
 }
-float_scalar!(f64);
-float_scalar!(f32);
-float_scalar!(f16);
-float_scalar!(bf16);
-
-/// Custom formats (`custom_float::Custom`): the `Float` operations; negation is exact.
-impl Scalar for crate::num::custom_float::Custom {
-    const EXACT: bool = false;
-    fn zero() -> Self {
-        <Self as Float>::zero()
-    }
-    fn one() -> Self {
-        <Self as Float>::one()
-    }
-    fn from_rational(r: &Rational) -> Self {
-        <Self as Float>::from_rational(r)
-    }
-    fn add(&self, o: &Self) -> Self {
-        Float::add(*self, *o)
-    }
-    fn mul(&self, o: &Self) -> Self {
-        Float::mul(*self, *o)
-    }
-    fn neg(&self) -> Self {
-        self.negated()
-    }
-    fn tanh(&self) -> Self {
-        Float::tanh(*self)
-    }
-    fn sigmoid(&self) -> Self {
-        Float::sigmoid(*self)
-    }
-    fn to_exact(&self) -> Rational {
-        Float::to_rational(*self).unwrap_or_else(|| Rational::from(0))
-    }
-    fn is_finite(&self) -> bool {
-        Float::to_rational(*self).is_some()
-    }
-}
+// Negation is exact in every format: through f64 for the formats that fit it, and
+// `Custom::negated` (a sign flip) for custom formats, some of which are wider than f64.
+float_scalar!(f64, |x| <f64 as Float>::from_f64_exact(-Float::to_f64(*x)));
+float_scalar!(f32, |x| <f32 as Float>::from_f64_exact(-Float::to_f64(*x)));
+float_scalar!(f16, |x| <f16 as Float>::from_f64_exact(-Float::to_f64(*x)));
+float_scalar!(bf16, |x| <bf16 as Float>::from_f64_exact(-Float::to_f64(*x)));
+float_scalar!(crate::num::custom_float::Custom, |x| x.negated());
 
 impl Scalar for Rational {
     const EXACT: bool = true;

@@ -42,8 +42,7 @@ impl PyCellNetwork {
     /// The plan in S: cached, except for a custom format (its values depend on the format).
     fn plan<S: Scalar>(&self, py: Python<'_>) -> PyResult<Arc<StackPlan<S>>> {
         let build = || StackPlan::<S>::new(&self.stack);
-        let plan = if std::any::TypeId::of::<S>() == std::any::TypeId::of::<Custom>() { build().map(Arc::new) } else { self.plans.get_or_build(build) };
-        plan.map_err(|e| to_pyerr(py, e))
+        self.plans.for_number::<S, _>(build).map_err(|e| to_pyerr(py, e))
     }
 }
 

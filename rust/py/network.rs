@@ -37,8 +37,7 @@ impl PySimpleRnn {
     /// The float plan of F: cached for the builtin formats, fresh for a custom format.
     fn float_plan<F: Float>(&self, py: Python<'_>) -> PyResult<Arc<FloatPlan<F>>> {
         let build = || FloatPlan::<F>::try_new(&self.net);
-        let plan = if std::any::TypeId::of::<F>() == std::any::TypeId::of::<Custom>() { build().map(Arc::new) } else { self.plans.get_or_build(build) };
-        plan.map_err(|e| to_pyerr(py, e))
+        self.plans.for_number::<F, _>(build).map_err(|e| to_pyerr(py, e))
     }
 }
 

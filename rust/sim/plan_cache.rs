@@ -2,6 +2,7 @@
 //! per format, not on every run (a hidden-1024 network has a million weights to round).
 
 use crate::error::SimResult;
+use crate::num::custom_float::Custom;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,6 +14,16 @@ use std::sync::{Arc, Mutex};
 pub struct PlanCache(Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
 
 impl PlanCache {
+    /// The plan of type `T` for number type `N`: cached, except when `N` is a custom format
+    /// (its plan depends on the format in scope, so it is built afresh).
+    pub fn for_number<N: Any, T: Any + Send + Sync>(&self, build: impl FnOnce() -> SimResult<T>) -> SimResult<Arc<T>> {
+        if TypeId::of::<N>() == TypeId::of::<Custom>() {
+            build().map(Arc::new)
+        } else {
+            self.get_or_build(build)
+        }
+    }
+
     /// The cached plan of type `T`, or `build()`'s (kept if it succeeds).
     pub fn get_or_build<T: Any + Send + Sync>(&self, build: impl FnOnce() -> SimResult<T>) -> SimResult<Arc<T>> {
         let key = TypeId::of::<T>();

@@ -15,6 +15,7 @@ use crate::sim::float_engine::FloatPlan;
 use crate::sim::pool::with_pool;
 use malachite::Rational;
 use rayon::prelude::*;
+use std::borrow::Borrow;
 
 /// Shape and options of a batch run.
 #[derive(Debug, Clone)]
@@ -53,25 +54,27 @@ pub struct ExactRun {
     pub outputs: Vec<Vec<Rational>>,
 }
 
-/// Feeds input rows one by one, reusing W x + b while the input row repeats.
-pub struct ExactStepper<'a> {
-    pub plan: &'a ExactPlan,
+/// Feeds input rows one by one, reusing W x + b while the input row repeats. The plan is
+/// borrowed (`&ExactPlan`, batch runs) or owned (`ExactPlan`, tickers).
+pub struct ExactStepper<P: Borrow<ExactPlan>> {
+    pub plan: P,
     pub state: ExactVector,
     last: Option<(Vec<Rational>, Affine)>,
 }
 
-impl<'a> ExactStepper<'a> {
-    pub fn new(plan: &'a ExactPlan, h0: ExactVector) -> Self {
+impl<P: Borrow<ExactPlan>> ExactStepper<P> {
+    pub fn new(plan: P, h0: ExactVector) -> Self {
         ExactStepper { plan, state: h0, last: None }
     }
 
     pub fn step(&mut self, x: &[Rational]) -> SimResult<()> {
+        let plan = self.plan.borrow();
         let reuse = matches!(&self.last, Some((row, _)) if row.as_slice() == x);
         if !reuse {
-            self.last = Some((x.to_vec(), self.plan.affine(x)));
+            self.last = Some((x.to_vec(), plan.affine(x)));
         }
         let c = &self.last.as_ref().expect("set above").1;
-        self.state = self.plan.tick(&self.state, c)?;
+        self.state = plan.tick(&self.state, c)?;
         Ok(())
     }
 }

@@ -5,10 +5,10 @@
 use crate::error::{SimError, SimResult};
 use crate::net::simple_rnn::SimpleRnn;
 use crate::num::dtype::Dtype;
-use crate::num::exact_vector::ExactVector;
 use crate::num::float::Float;
 use crate::sim::dispatch::{dispatch_float, in_format_scope, FloatTask};
-use crate::sim::exact_engine::{Affine, ExactPlan};
+use crate::sim::exact_engine::ExactPlan;
+use crate::sim::run::ExactStepper;
 use crate::sim::float_engine::FloatPlan;
 use malachite::Rational;
 
@@ -36,8 +36,8 @@ pub fn ticker(net: &SimpleRnn, dtype: Dtype, max_bits: u64) -> SimResult<Box<dyn
         Some(t) => t,
         None => {
             let plan = ExactPlan::new(net, max_bits)?;
-            let state = plan.h0.clone();
-            Ok(Box::new(ExactTicker { plan, state, last: None }))
+            let h0 = plan.h0.clone();
+            Ok(Box::new(ExactTicker(ExactStepper::new(plan, h0))))
         }
     }
 }
@@ -57,38 +57,30 @@ impl FloatTask for MakeFloat<'_> {
     }
 }
 
-pub struct ExactTicker {
-    plan: ExactPlan,
-    state: ExactVector,
-    last: Option<(Vec<Rational>, Affine)>,
-}
+pub struct ExactTicker(ExactStepper<ExactPlan>);
 
 impl NetTicker for ExactTicker {
     fn tick(&mut self, x: &[Rational]) -> SimResult<()> {
-        if x.len() != self.plan.n_in {
-            return Err(SimError::invalid_input(format!("an input row of {} values, expected {}", x.len(), self.plan.n_in)));
+        let n_in = self.0.plan.n_in;
+        if x.len() != n_in {
+            return Err(SimError::invalid_input(format!("an input row of {} values, expected {n_in}", x.len())));
         }
-        if !matches!(&self.last, Some((row, _)) if row.as_slice() == x) {
-            self.last = Some((x.to_vec(), self.plan.affine(x)));
-        }
-        let c = &self.last.as_ref().expect("set above").1;
-        self.state = self.plan.tick(&self.state, c)?;
-        Ok(())
+        self.0.step(x)
     }
     fn state(&self) -> Vec<Rational> {
-        self.state.to_rationals()
+        self.0.state.to_rationals()
     }
     fn state_f64(&self) -> Vec<f64> {
-        (0..self.state.len()).map(|i| self.state.approx(i)).collect()
+        (0..self.0.state.len()).map(|i| self.0.state.approx(i)).collect()
     }
     fn output_f64(&self) -> Vec<f64> {
-        self.plan.output_approx(&self.state)
+        self.0.plan.output_approx(&self.0.state)
     }
     fn output(&self) -> Vec<Rational> {
-        self.plan.output(&self.state)
+        self.0.plan.output(&self.0.state)
     }
     fn bits(&self) -> u64 {
-        self.state.max_bits()
+        self.0.state.max_bits()
     }
     fn dtype(&self) -> Dtype {
         Dtype::Exact
