@@ -59,22 +59,39 @@ pub fn sigmoid_half(x: f32, fmt: BinaryFormat) -> f32 {
     r as f32
 }
 
-/// In place over a slice: a vectorised pass, then the documented formula for the rare
-/// undecided elements. Compiled for AVX-512 when the CPU has it (same bits).
+/// In place over a slice: AVX-512 + FMA when the CPU has them (`activation_avx512`), else
+/// a vectorised pass (AVX2 or portable), then the documented formula for the rare
+/// undecided elements. The instruction set changes the speed, not the bits.
 pub fn sigmoid_f32_slice(xs: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512dq") {
+        use crate::sim::activation_avx512::{apply, Func, Target};
+        if apply(Func::Sigmoid, Target::F32, xs) {
+            return;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has the features the function is compiled for.
-            return unsafe { slice_avx512(xs) };
+            return unsafe { slice_avx2(xs) };
         }
     }
     slice_generic(xs)
 }
 
+/// `sigmoid_half` over a slice, in place (AVX-512 when available, same bits).
+pub fn sigmoid_half_slice(xs: &mut [f32], fmt: BinaryFormat) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::sim::activation_avx512::{apply, Func, Target};
+        if apply(Func::Sigmoid, if fmt == BinaryFormat::F16 { Target::F16 } else { Target::Bf16 }, xs) {
+            return;
+        }
+    }
+    xs.iter_mut().for_each(|x| *x = sigmoid_half(*x, fmt));
+}
+
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx")]
-unsafe fn slice_avx512(xs: &mut [f32]) {
+#[target_feature(enable = "avx2,avx")]
+unsafe fn slice_avx2(xs: &mut [f32]) {
     slice_generic(xs)
 }
 

@@ -62,27 +62,34 @@ pub fn tanh_f32(x: f32) -> f32 {
     if lo.to_bits() == hi.to_bits() { lo } else { (f64::from(x)).tanh() as f32 }
 }
 
-/// In place over a slice: a vectorised pass, then libm for the rare undecided elements.
-/// Compiled for AVX-512 / AVX2 when the CPU has them (same bits, different speed).
+/// In place over a slice: AVX-512 + FMA when the CPU has them (`activation_avx512`), else
+/// a vectorised pass (AVX2 or portable), then libm for the rare undecided elements. The
+/// instruction set changes the speed, not the bits.
 pub fn tanh_f32_slice(xs: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl") {
-            // SAFETY: the CPU has the features the function is compiled for.
-            return unsafe { tanh_slice_avx512(xs) };
+        use crate::sim::activation_avx512::{apply, Func, Target};
+        if apply(Func::Tanh, Target::F32, xs) {
+            return;
         }
         if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: as above.
+            // SAFETY: the CPU has the features the function is compiled for.
             return unsafe { tanh_slice_avx2(xs) };
         }
     }
     tanh_slice_generic(xs)
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx")]
-unsafe fn tanh_slice_avx512(xs: &mut [f32]) {
-    tanh_slice_generic(xs)
+/// `tanh_half` over a slice, in place (AVX-512 when available, same bits).
+pub fn tanh_half_slice(xs: &mut [f32], fmt: BinaryFormat) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::sim::activation_avx512::{apply, Func, Target};
+        if apply(Func::Tanh, if fmt == BinaryFormat::F16 { Target::F16 } else { Target::Bf16 }, xs) {
+            return;
+        }
+    }
+    xs.iter_mut().for_each(|x| *x = tanh_half(*x, fmt));
 }
 
 #[cfg(target_arch = "x86_64")]

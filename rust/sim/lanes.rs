@@ -139,6 +139,8 @@ impl LaneFormat for f16 {
     fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_half(x, crate::num::round::BinaryFormat::F16) }
     #[inline(always)]
     fn sigmoid_l(x: f32) -> f32 { crate::sim::fast_sigmoid::sigmoid_half(x, crate::num::round::BinaryFormat::F16) }
+    fn tanh_slice(v: &mut [f32]) { crate::sim::fast_tanh::tanh_half_slice(v, crate::num::round::BinaryFormat::F16) }
+    fn sigmoid_slice(v: &mut [f32]) { crate::sim::fast_sigmoid::sigmoid_half_slice(v, crate::num::round::BinaryFormat::F16) }
 }
 
 impl LaneFormat for bf16 {
@@ -156,6 +158,8 @@ impl LaneFormat for bf16 {
     fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_half(x, crate::num::round::BinaryFormat::BF16) }
     #[inline(always)]
     fn sigmoid_l(x: f32) -> f32 { crate::sim::fast_sigmoid::sigmoid_half(x, crate::num::round::BinaryFormat::BF16) }
+    fn tanh_slice(v: &mut [f32]) { crate::sim::fast_tanh::tanh_half_slice(v, crate::num::round::BinaryFormat::BF16) }
+    fn sigmoid_slice(v: &mut [f32]) { crate::sim::fast_sigmoid::sigmoid_half_slice(v, crate::num::round::BinaryFormat::BF16) }
 }
 
 #[cfg(test)]

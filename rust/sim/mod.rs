@@ -1,5 +1,7 @@
 //! Running networks: the exact and float engines, single and batch runs, cancellation, and
 //! the cell engine for gated, deep and second-order networks (`cells`).
+#[cfg(target_arch = "x86_64")]
+pub mod activation_avx512;
 pub mod cancel;
 pub mod cells;
 pub mod dispatch;
@@ -12,6 +14,8 @@ pub mod lanes;
 pub mod plan_cache;
 pub mod pool;
 pub mod run;
+#[cfg(target_arch = "x86_64")]
+pub mod simd_round;
 pub mod ticker;
 pub mod counter_run;
 pub mod tile_kernel;
