@@ -28,17 +28,12 @@
 //! exponent (Boldo–Melquiond round-to-odd).
 
 use crate::num::round::{round_f64_in, BinaryFormat};
+use crate::sim::fast_sigmoid::Sigmoid;
+use crate::sim::fast_tanh::Tanh;
 use crate::sim::simd_round::{round_bf16, round_f16};
+pub use crate::sim::ziv::Func;
+use crate::sim::ziv::{Approximated, DELTA};
 use std::arch::x86_64::*;
-
-const DELTA: f64 = 1.0 / (1u64 << 36) as f64;
-
-/// Which function.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Func {
-    Tanh,
-    Sigmoid,
-}
 
 /// The format the results are rounded to (values held in f32 lanes).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -49,11 +44,10 @@ pub enum Target {
 }
 
 /// The documented f64 value (num/float.rs): libm tanh, or 1/(1 + libm exp(−x)).
-#[inline]
 fn documented(func: Func, x: f64) -> f64 {
     match func {
-        Func::Tanh => x.tanh(),
-        Func::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+        Func::Tanh => Tanh::documented(x),
+        Func::Sigmoid => Sigmoid::documented(x),
     }
 }
 

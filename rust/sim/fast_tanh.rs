@@ -1,19 +1,28 @@
 //! A fast tanh for the narrow formats that gives **exactly** the documented result
 //! `round_F(libm_tanh_f64(x))` (num/float.rs: f32 tanh is `(x as f64).tanh() as f32`).
 //!
-//! Method (a "Ziv test"): `approx` evaluates tanh(x) in f64 with a branch-free, vectorisable
-//! formula whose relative error is below 2^−44 (odd Taylor polynomial to x^19 for |x| < 0.3,
+//! Method (the Ziv test of `ziv.rs`): `approx` evaluates tanh(x) in f64 with a
+//! branch-free, vectorisable formula whose relative error is below 2^−44 (odd Taylor polynomial to x^19 for |x| < 0.3,
 //! else 1 − 2/(e^{2|x|} + 1) with e^y = 2^n·P(r), r = y − n·ln 2 by Cody–Waite, P the
-//! degree-11 Taylor polynomial, |r| ≤ ln2/2). The libm value L is within one f64 ulp of
-//! tanh(x), so both lie in [y(1 − δ), y(1 + δ)] with δ = 2^−36. Rounding to the format is
-//! monotone: when both ends of that interval round to the same value r, then r is the
-//! rounding of L, i.e. the documented result. Otherwise (an f32 midpoint within 2^−36 of
-//! y: about one evaluation in 2^11) libm's tanh is called. Results are therefore identical
-//! to the per-operation definition, only faster; f64 keeps libm (its result is libm's bits).
+//! degree-11 Taylor polynomial, |r| ≤ ln2/2). With AVX-512 + FMA the slices use the faster
+//! `activation_avx512` approximation instead. f64 keeps libm (its result is libm's bits).
 
-use crate::num::round::{round_f64_in, BinaryFormat};
+use crate::num::round::BinaryFormat;
+use crate::sim::ziv::{self, Approximated, Func};
 
-const DELTA: f64 = 1.0 / (1u64 << 36) as f64;
+/// tanh with its fast path (see `ziv`).
+pub struct Tanh;
+
+impl Approximated for Tanh {
+    const FUNC: Func = Func::Tanh;
+    #[inline(always)]
+    fn approx(x: f64) -> f64 {
+        approx(x)
+    }
+    fn documented(x: f64) -> f64 {
+        x.tanh()
+    }
+}
 
 /// tanh(x) to a relative error below 2^−44 (see the module doc); NaN for NaN.
 #[inline(always)]
@@ -57,89 +66,29 @@ pub fn approx(x: f64) -> f64 {
 /// `(x as f64).tanh() as f32`, bit for bit.
 #[inline]
 pub fn tanh_f32(x: f32) -> f32 {
-    let y = approx(f64::from(x));
-    let (lo, hi) = ((y * (1.0 - DELTA)) as f32, (y * (1.0 + DELTA)) as f32);
-    if lo.to_bits() == hi.to_bits() { lo } else { (f64::from(x)).tanh() as f32 }
+    ziv::to_f32::<Tanh>(x)
 }
 
-/// In place over a slice: AVX-512 + FMA when the CPU has them (`activation_avx512`), else
-/// a vectorised pass (AVX2 or portable), then libm for the rare undecided elements. The
-/// instruction set changes the speed, not the bits.
+/// `tanh_f32` over a slice, in place.
 pub fn tanh_f32_slice(xs: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use crate::sim::activation_avx512::{apply, Func, Target};
-        if apply(Func::Tanh, Target::F32, xs) {
-            return;
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has the features the function is compiled for.
-            return unsafe { tanh_slice_avx2(xs) };
-        }
-    }
-    tanh_slice_generic(xs)
-}
-
-/// `tanh_half` over a slice, in place (AVX-512 when available, same bits).
-pub fn tanh_half_slice(xs: &mut [f32], fmt: BinaryFormat) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use crate::sim::activation_avx512::{apply, Func, Target};
-        if apply(Func::Tanh, if fmt == BinaryFormat::F16 { Target::F16 } else { Target::Bf16 }, xs) {
-            return;
-        }
-    }
-    xs.iter_mut().for_each(|x| *x = tanh_half(*x, fmt));
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx")]
-unsafe fn tanh_slice_avx2(xs: &mut [f32]) {
-    tanh_slice_generic(xs)
-}
-
-#[inline(always)]
-fn tanh_slice_generic(xs: &mut [f32]) {
-    const CHUNK: usize = 64;
-    let mut ys = [0f64; CHUNK];
-    let mut lo = [0f32; CHUNK];
-    let mut hi = [0f32; CHUNK];
-    for chunk in xs.chunks_mut(CHUNK) {
-        let m = chunk.len();
-        // three straight-line passes the compiler vectorises
-        for (y, &x) in ys[..m].iter_mut().zip(chunk.iter()) {
-            *y = approx(f64::from(x));
-        }
-        for ((l, h), &y) in lo[..m].iter_mut().zip(hi[..m].iter_mut()).zip(ys[..m].iter()) {
-            *l = (y * (1.0 - DELTA)) as f32;
-            *h = (y * (1.0 + DELTA)) as f32;
-        }
-        let mut undecided = 0u32;
-        for (l, h) in lo[..m].iter().zip(hi[..m].iter()) {
-            undecided += u32::from(l.to_bits() != h.to_bits());
-        }
-        if undecided == 0 {
-            chunk.copy_from_slice(&lo[..m]);
-        } else {
-            for ((x, l), h) in chunk.iter_mut().zip(lo.iter()).zip(hi.iter()) {
-                *x = if l.to_bits() == h.to_bits() { *l } else { (f64::from(*x)).tanh() as f32 };
-            }
-        }
-    }
+    ziv::slice_f32::<Tanh>(xs)
 }
 
 /// `round_F(libm_tanh(x))` for a half format F (f16 or bf16), as an f32 holding the value.
 #[inline]
 pub fn tanh_half(x: f32, fmt: BinaryFormat) -> f32 {
-    let y = approx(f64::from(x));
-    let (lo, hi) = (round_f64_in(y * (1.0 - DELTA), fmt), round_f64_in(y * (1.0 + DELTA), fmt));
-    let r = if lo.to_bits() == hi.to_bits() { lo } else { round_f64_in(f64::from(x).tanh(), fmt) };
-    r as f32
+    ziv::to_half::<Tanh>(x, fmt)
+}
+
+/// `tanh_half` over a slice, in place.
+pub fn tanh_half_slice(xs: &mut [f32], fmt: BinaryFormat) {
+    ziv::slice_half::<Tanh>(xs, fmt)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::num::round::round_f64_in;
 
     #[test]
     fn approx_is_within_its_error_bound() {
@@ -170,7 +119,10 @@ mod tests {
         xs.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-40, 0.3, 0.29999998, 20.0]);
         let mut ys = xs.clone();
         tanh_f32_slice(&mut ys);
-        for (&x, &y) in xs.iter().zip(&ys) {
+        let mut portable = xs.clone();
+        crate::sim::ziv::slice_f32_portable_for_tests::<Tanh>(&mut portable);
+        for ((&x, &y), &p) in xs.iter().zip(&ys).zip(&portable) {
+            assert!(p.to_bits() == y.to_bits() || (p.is_nan() && y.is_nan()), "{x:e}");
             let want = (x as f64).tanh() as f32;
             assert!(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()), "{x:e}");
             assert_eq!(tanh_f32(x).to_bits(), y.to_bits());

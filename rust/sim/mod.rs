@@ -19,3 +19,4 @@ pub mod simd_round;
 pub mod ticker;
 pub mod counter_run;
 pub mod tile_kernel;
+pub mod ziv;

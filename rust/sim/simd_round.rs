@@ -6,6 +6,9 @@
 use std::arch::x86_64::*;
 
 /// f32 → the bf16 grid: round to nearest even on the top 16 bits, NaN kept.
+///
+/// # Safety
+/// The CPU must have AVX-512F (the caller is compiled with it enabled).
 #[inline(always)]
 pub unsafe fn round_bf16(x: __m512) -> __m512 {
     let b = _mm512_castps_si512(x);
@@ -17,6 +20,9 @@ pub unsafe fn round_bf16(x: __m512) -> __m512 {
 
 /// f32 → the binary16 grid: bit rounding in the normal range, the exact-add trick below
 /// 2^−14 (0.5 + a has an ulp of 2^−24), ±inf above 65504 after rounding, NaN kept.
+///
+/// # Safety
+/// As [`round_bf16`].
 #[inline(always)]
 pub unsafe fn round_f16(x: __m512) -> __m512 {
     let sign = _mm512_set1_epi32(0x8000_0000u32 as i32);
