@@ -5,6 +5,7 @@ f32 and f64, the same weights and inputs, token-steps per second and the ratio.
     python benches/bench_torch.py            # full run (about 2-3 minutes)
     python benches/bench_torch.py --quick    # smoke test (seconds; tests/test_benches.py)
     python benches/bench_torch.py --only lstm --threads 2
+    python benches/bench_torch.py --only rnn --threads 1 --dtypes f32,f16,bf16
 
 Shapes (batch, T, hidden, input) are issue 7's; T is shortened for the big ones (what
 matters is token-steps/s = batch*T/seconds, and every step costs the same). PyTorch runs
@@ -15,8 +16,14 @@ operation to the format in a fixed order without FMA (bitwise reproducible, see 
 torch/BLAS do not, so the largest |difference| of the states is printed as a sanity check.
 
 Also printed: rnnsim's 1 → 2 thread scaling, and at hidden 1024 the fraction of the
-machine's non-FMA peak (cores × 2 vector ports × 16 f32 lanes (8 f64) × clock) reached by
+machine's non-FMA peak (cores × 2 vector ports × lanes × clock; 16 f32 lanes, 8 f64, 32 f16
+(AVX512-FP16), 16 bf16 (computed in f32 lanes)) reached by
 the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. Nothing asserts on time.
+
+``--dtypes`` picks the formats (default f32,f64). The half formats f16 and bf16 print
+rnnsim-only rows (torch's CPU recurrent modules are not a like-for-like half reference), and
+a table of their rates relative to rnnsim's f32 on the same shape (issue 7: "f16/bf16
+batches at least as fast as f32").
 """
 
 from __future__ import annotations
@@ -107,7 +114,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", choices=["rnn", "lstm", "gru"])
     ap.add_argument("--threads", type=int, default=0, help="only this thread count (default: 1 and 2)")
+    ap.add_argument("--dtypes", default="f32,f64", help="comma-separated formats among f32,f64,f16,bf16 (default f32,f64)")
     args = ap.parse_args()
+    dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    unknown = [d for d in dtypes if d not in ("f32", "f64", "f16", "bf16")]
+    if unknown or not dtypes:
+        ap.error(f"--dtypes: unknown or empty format list {args.dtypes!r}")
     kinds = [args.only] if args.only else ["rnn", "lstm", "gru"]
     thread_counts = [args.threads] if args.threads else [1, 2]
     repeats = 1 if args.quick else 2
@@ -136,8 +148,9 @@ def main() -> None:
             x = np.random.default_rng(100 + i).uniform(-1, 1, (B, t_run, I)).astype(np.float32)
             x64 = x.astype(np.float64)
             tok = B * t_run
-            for dt in ("f32", "f64"):
-                mod = torch_module(kind, w, I, H, dt) if torch is not None else None
+            for dt in dtypes:
+                half = dt in ("f16", "bf16")
+                mod = torch_module(kind, w, I, H, dt) if torch is not None and not half else None
                 for th in thread_counts:
                     t_rs, res = best_time(lambda: net.run_batch(x64, dtype=dt, threads=th, keep="all"), repeats)
                     r_rs = tok / t_rs
@@ -153,7 +166,7 @@ def main() -> None:
                         t_t, out = best_time(run_torch, repeats)
                         r_t, src = tok / t_t, "measured"
                         diff = float(np.max(np.abs(res.states.astype(np.float64) - out.numpy().astype(np.float64))))
-                    elif dt == "f32" and not args.quick:
+                    elif dt == "f32" and not args.quick and not half:
                         r_t, src = QUOTED[kind][i] * 1e6, "quoted"
                     ratio = f"{r_rs / r_t:7.2f}" if r_t else f"{'n/a':>7}"
                     tcol = fmt(r_t) if r_t else f"{'n/a':>11}"
@@ -163,16 +176,28 @@ def main() -> None:
     print()
     print("ratios rnnsim / torch (measured torch when importable, else issue 7's quoted f32 figures)")
     for kind in kinds:
-        for dt in ("f32", "f64"):
+        for dt in (d for d in dtypes if d in ("f32", "f64")):
             for th in thread_counts:
                 cells = [f"{r / t:6.2f}" if t else "   n/a" for (k, s, d, h, r, t, _) in rows if k == kind and d == dt and h == th]
                 if cells:
                     print(f"  {kind:<5} {dt} threads={th}: " + " ".join(cells))
+    halves = [d for d in dtypes if d in ("f16", "bf16")]
+    if halves and "f32" in dtypes:
+        print()
+        print("rnnsim half formats relative to rnnsim f32 (rate / f32 rate; >= 1: at least as fast)")
+        f32 = {(k, s, h): r for (k, s, d, h, r, *_ ) in rows if d == "f32"}
+        for kind in kinds:
+            for dt in halves:
+                for th in thread_counts:
+                    cells = [f"{r / f32[(k, s, h)]:6.2f}" for (k, s, d, h, r, *_ ) in rows
+                             if k == kind and d == dt and h == th and (k, s, h) in f32]
+                    if cells:
+                        print(f"  {kind:<5} {dt:<4} threads={th}: " + " ".join(cells))
     if 1 in thread_counts and 2 in thread_counts:
         print()
         print("rnnsim scaling 1 -> 2 threads (rate at 2 / rate at 1)")
         for kind in kinds:
-            for dt in ("f32", "f64"):
+            for dt in dtypes:
                 one = {s: r for (k, s, d, h, r, *_ ) in rows if k == kind and d == dt and h == 1}
                 two = {s: r for (k, s, d, h, r, *_ ) in rows if k == kind and d == dt and h == 2}
                 print(f"  {kind:<5} {dt}: " + " ".join(f"{two[s] / one[s]:5.2f}" for s in one if s in two))
@@ -183,7 +208,7 @@ def main() -> None:
         ops = 2 * H * (H + I)
         print(f"SimpleRNN hidden 1024: {ops / 1e6:.2f} M multiply/add operations per token-step")
         for dt, th, r in big:
-            lanes = 16 if dt == "f32" else 8
+            lanes = {"f64": 8, "f32": 16, "f16": 32, "bf16": 16}[dt]
             print(f"  {dt} threads={th}: {r * ops / 1e9:6.1f} G ops/s = {r * ops / peak_ops(th, lanes):5.1%} of the non-FMA peak")
 
 

@@ -19,7 +19,9 @@
 //! vector), k-major inside a panel, units padded with zeros to the panel width (the padded
 //! units are computed and ignored). On x86-64 with AVX-512 the tile uses `std::arch`
 //! intrinsics (f32 and f64: 16 or 8 lanes; bf16/f16 in f32 lanes with a vector rounding
-//! after each operation); elsewhere a portable loop performs the same operations.
+//! after each operation); f16 runs in native binary16 arithmetic instead when the CPU has
+//! AVX512-FP16 (`tile_f16`, 32 lanes, same bits); elsewhere a portable loop performs the
+//! same operations.
 
 use crate::sim::lanes::LaneFormat;
 
@@ -39,6 +41,9 @@ pub struct Packed<C> {
     pub up: usize,
     /// data[p·k·pw + kk·pw + u] = Wᵀ[kk][p·pw + u] (0 past `units`)
     data: Vec<C>,
+    /// f16 only: the binary16 repacking for the native tile, built on first use
+    #[cfg(target_arch = "x86_64")]
+    f16: std::sync::OnceLock<Box<Packed<u16>>>,
 }
 
 /// Lanes per 64-byte vector of `C`.
@@ -63,7 +68,15 @@ impl<C: Copy + Default> Packed<C> {
                 }
             }
         }
-        Packed { k, units, pw, up, data }
+        Packed {
+            k,
+            units,
+            pw,
+            up,
+            data,
+            #[cfg(target_arch = "x86_64")]
+            f16: std::sync::OnceLock::new(),
+        }
     }
 
     /// Two vectors per tile when there are enough units to fill them.
@@ -105,13 +118,17 @@ fn portable<F: LaneFormat>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: us
 }
 
 #[cfg(target_arch = "x86_64")]
+#[path = "tile_f16.rs"]
+mod tile_f16;
+
+#[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{Packed, KC, MR};
     use crate::sim::lanes::{LaneFormat, Rounding};
     use std::arch::x86_64::*;
 
     /// One SIMD register of lanes and the two rounded operations.
-    trait Ops {
+    pub(super) trait Ops {
         type C: Copy;
         type V: Copy;
         const L: usize;
@@ -120,6 +137,14 @@ mod x86 {
         unsafe fn splat(p: *const Self::C) -> Self::V;
         unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
         unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+        /// Multiply by a value in memory (an embedded broadcast) rather than by a register
+        /// splat once per sequence: `mul_splat` instead of `splat` + `mul` in the tile.
+        const SPLAT_IN_MUL: bool = false;
+        /// a · (the value at p in every lane)
+        #[inline(always)]
+        unsafe fn mul_splat(a: Self::V, p: *const Self::C) -> Self::V {
+            Self::mul(a, Self::splat(p))
+        }
     }
 
     struct F64;
@@ -215,9 +240,16 @@ mod x86 {
                 *v = O::load(wp.add(r * O::L));
             }
             for (s, row) in a.iter_mut().enumerate() {
-                let zb = O::splat(z.add(s * ldz + k));
-                for (x, &wv) in row.iter_mut().zip(w.iter()) {
-                    *x = O::add(*x, O::mul(wv, zb));
+                let zp = z.add(s * ldz + k);
+                if O::SPLAT_IN_MUL {
+                    for (x, &wv) in row.iter_mut().zip(w.iter()) {
+                        *x = O::add(*x, O::mul_splat(wv, zp));
+                    }
+                } else {
+                    let zb = O::splat(zp);
+                    for (x, &wv) in row.iter_mut().zip(w.iter()) {
+                        *x = O::add(*x, O::mul(wv, zb));
+                    }
                 }
             }
         }
@@ -231,7 +263,7 @@ mod x86 {
     /// All tiles of the block: k in chunks of KC, then panels, then groups of MR sequences
     /// (a panel's chunk is reused by every group while it is in L1).
     #[inline(always)]
-    unsafe fn drive<O: Ops, const N: usize>(p: &Packed<O::C>, z: &[O::C], ldz: usize, ns: usize, acc: &mut [O::C]) {
+    pub(super) unsafe fn drive<O: Ops, const N: usize>(p: &Packed<O::C>, z: &[O::C], ldz: usize, ns: usize, acc: &mut [O::C]) {
         let (k, pw, up) = (p.k, p.pw, p.up);
         debug_assert_eq!(pw, N * O::L);
         let (zp, ap, dp) = (z.as_ptr(), acc.as_mut_ptr(), p.data.as_ptr());
@@ -292,6 +324,10 @@ mod x86 {
 
     /// The AVX-512 tile when the CPU has it (Some), else None (portable loops).
     pub(super) fn accumulate<F: LaneFormat>(p: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, acc: &mut [F::C]) -> Option<()> {
+        if F::ROUNDING == Rounding::F16 && super::tile_f16::available() {
+            super::tile_f16::accumulate(cast(p), cast_slice(z), ldz, ns, cast_mut(acc));
+            return Some(());
+        }
         if !has_avx512() || p.pw % super::lanes_of::<F::C>() != 0 || p.pw > 2 * super::lanes_of::<F::C>() {
             return None;
         }
@@ -306,6 +342,14 @@ mod x86 {
             }
         }
         Some(())
+    }
+
+    /// The f32-lane (emulated rounding) f16 tile, for comparing with the native one.
+    #[cfg(test)]
+    pub(super) fn accumulate_emulated_f16(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32]) {
+        assert!(has_avx512());
+        // SAFETY: as in `accumulate`.
+        unsafe { drive_avx512::<F32<2>>(p, z, ldz, ns, acc) }
     }
 }
 

@@ -1,0 +1,296 @@
+//! The f16 tile of `tile_kernel` in native binary16 arithmetic (AVX512-FP16: `vmulph`,
+//! `vaddph`, 32 lanes per 512-bit register), used when the CPU has it.
+//!
+//! Same operations in the same order as the f32-lane tile, so the same bits: on binary16
+//! inputs, `vmulph` and `vaddph` return the correctly rounded (to nearest even, the default
+//! MXCSR rounding) binary16 product and sum, subnormals included (the FP16 instructions
+//! neither flush nor treat inputs as zero) and overflow to ±inf; that is round_f16 of the
+//! exact f32 product or sum, i.e. `half::f16::from_f32(a ∘ b)` as in `lanes::LaneFormat for
+//! f16` (innocuous double rounding: 24 ≥ 2·11 + 2, see num/float.rs). inf·0 and inf − inf
+//! give the default NaN in both (0xfe00 here, 0xffc00000 in f32: the same value after the
+//! exact conversion).
+//!
+//! Data: the callers keep f16 values in f32 lanes. Per call, the block's z rows and acc
+//! rows are converted to binary16 bits in per-thread scratch (`vcvtps2ph`, exact: the values
+//! are on the f16 grid), the generic tiles of `tile_kernel` run on them with `F16` as the
+//! register type (MR sequences × NR vectors of 32 units, k in chunks of KC), and acc is
+//! converted back (`vcvtph2ps`, exact). The weights are repacked once per plan in panels of
+//! 32·NR binary16 units (kept in the f32 `Packed`, built on first use).
+//!
+//! The f16 intrinsics and the `__m512h` type are unstable in Rust 1.95, so the two
+//! arithmetic instructions are one-line `asm!` blocks on `__m512i` registers; loads, stores
+//! and conversions are stable intrinsics.
+
+use super::x86::{drive, Ops};
+use super::Packed;
+use std::arch::asm;
+use std::arch::x86_64::*;
+use std::cell::RefCell;
+
+/// Lanes per register.
+const L: usize = 32;
+
+/// 32 binary16 lanes (as bits) and the native rounded operations.
+pub(super) struct F16;
+impl Ops for F16 {
+    type C = u16;
+    type V = __m512i;
+    const L: usize = L;
+    /// `vpbroadcastw` from memory costs a shuffle-port µop; the embedded broadcast does not
+    /// (measured: ~20% faster at hidden 1024).
+    const SPLAT_IN_MUL: bool = true;
+    #[inline(always)]
+    unsafe fn load(p: *const u16) -> __m512i { _mm512_loadu_si512(p.cast()) }
+    #[inline(always)]
+    unsafe fn store(p: *mut u16, v: __m512i) { _mm512_storeu_si512(p.cast(), v) }
+    #[inline(always)]
+    unsafe fn splat(p: *const u16) -> __m512i { _mm512_set1_epi16(*p as i16) }
+    #[inline(always)]
+    unsafe fn mul(a: __m512i, b: __m512i) -> __m512i { vmulph(a, b) }
+    #[inline(always)]
+    unsafe fn mul_splat(a: __m512i, p: *const u16) -> __m512i { vmulph_splat(a, p) }
+    #[inline(always)]
+    unsafe fn add(a: __m512i, b: __m512i) -> __m512i { vaddph(a, b) }
+}
+
+// The instructions (inlined into `run`, which has the same target features).
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512fp16")]
+unsafe fn vmulph(a: __m512i, b: __m512i) -> __m512i {
+    let r: __m512i;
+    // SAFETY: register-only arithmetic on a CPU with avx512fp16 (the target feature).
+    asm!("vmulph {r}, {a}, {b}", r = lateout(zmm_reg) r, a = in(zmm_reg) a, b = in(zmm_reg) b, options(pure, nomem, nostack, preserves_flags));
+    r
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512fp16")]
+unsafe fn vmulph_splat(a: __m512i, p: *const u16) -> __m512i {
+    let r: __m512i;
+    // SAFETY: reads the one binary16 value at p (the caller's), broadcast to 32 lanes.
+    asm!("vmulph {r}, {a}, word ptr [{p}]{{1to32}}", r = lateout(zmm_reg) r, a = in(zmm_reg) a, p = in(reg) p, options(pure, readonly, nostack, preserves_flags));
+    r
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512fp16")]
+unsafe fn vaddph(a: __m512i, b: __m512i) -> __m512i {
+    let r: __m512i;
+    // SAFETY: as for vmulph.
+    asm!("vaddph {r}, {a}, {b}", r = lateout(zmm_reg) r, a = in(zmm_reg) a, b = in(zmm_reg) b, options(pure, nomem, nostack, preserves_flags));
+    r
+}
+
+/// The CPU can run this tile.
+pub(super) fn available() -> bool {
+    std::arch::is_x86_feature_detected!("avx512fp16")
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+}
+
+/// The binary16 bits of f32 lanes holding f16 values (exact).
+fn bits(x: f32) -> u16 {
+    half::f16::from_f32(x).to_bits()
+}
+
+/// `p` (f16 values in f32 lanes) repacked in binary16 panels of 32·NR units.
+pub(super) fn repack(p: &Packed<f32>) -> Packed<u16> {
+    let (k, units) = (p.k, p.units);
+    let mut wt = vec![0u16; k * units];
+    for kk in 0..k {
+        for i in 0..units {
+            wt[kk * units + i] = bits(p.data[((i / p.pw) * k + kk) * p.pw + i % p.pw]);
+        }
+    }
+    Packed::for_units(&wt, k, units)
+}
+
+thread_local! {
+    /// Per-thread binary16 copies of the block's z rows and acc rows.
+    static SCRATCH: RefCell<(Vec<u16>, Vec<u16>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// `tile_kernel::accumulate` for f16 in native arithmetic (see the module doc); `p` is the
+/// f32-lane packing, whose binary16 repacking is built on first use.
+pub(super) fn accumulate(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32]) {
+    debug_assert!(available());
+    let h = p.f16.get_or_init(|| Box::new(repack(p)));
+    SCRATCH.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let (z16, a16) = &mut *guard;
+        z16.resize(ns * p.k, 0);
+        a16.resize(ns * h.up, 0);
+        // SAFETY: `available()` (the caller checks it); slice bounds are checked by indexing.
+        unsafe { run(h, p.up, z, ldz, ns, acc, z16, a16) }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512fp16,avx2,avx")]
+unsafe fn run(h: &Packed<u16>, up: usize, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32], z16: &mut [u16], a16: &mut [u16]) {
+    let (k, uh) = (h.k, h.up);
+    debug_assert!(up <= uh);
+    for s in 0..ns {
+        to_bits(&z[s * ldz..s * ldz + k], &mut z16[s * k..(s + 1) * k]);
+        to_bits(&acc[s * up..(s + 1) * up], &mut a16[s * uh..s * uh + up]);
+        a16[s * uh + up..(s + 1) * uh].fill(0);
+    }
+    if h.pw == L {
+        drive::<F16, 1>(h, z16, k, ns, a16)
+    } else {
+        drive::<F16, 2>(h, z16, k, ns, a16)
+    }
+    for s in 0..ns {
+        from_bits(&a16[s * uh..s * uh + up], &mut acc[s * up..(s + 1) * up]);
+    }
+}
+
+/// dst = the binary16 bits of src (f32 values on the f16 grid: exact).
+#[inline(always)]
+unsafe fn to_bits(src: &[f32], dst: &mut [u16]) {
+    assert_eq!(src.len(), dst.len());
+    let (n, full) = (src.len(), src.len() / 16 * 16);
+    for i in (0..full).step_by(16) {
+        let v = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm512_loadu_ps(src.as_ptr().add(i)));
+        _mm256_storeu_si256(dst.as_mut_ptr().add(i).cast(), v);
+    }
+    for i in full..n {
+        dst[i] = bits(src[i]);
+    }
+}
+
+/// dst = the f32 values of the binary16 bits src (exact).
+#[inline(always)]
+unsafe fn from_bits(src: &[u16], dst: &mut [f32]) {
+    assert_eq!(src.len(), dst.len());
+    let (n, full) = (src.len(), src.len() / 16 * 16);
+    for i in (0..full).step_by(16) {
+        let v = _mm512_cvtph_ps(_mm256_loadu_si256(src.as_ptr().add(i).cast()));
+        _mm512_storeu_ps(dst.as_mut_ptr().add(i), v);
+    }
+    for i in full..n {
+        dst[i] = half::f16::from_bits(src[i]).to_f32();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{portable, x86, Packed};
+    use super::*;
+
+    /// Random binary16 values (as f32 lanes): subnormals, normals of every size (products
+    /// and sums that overflow to ±inf), zeros of both signs, and ±inf when `inf`; no NaN.
+    struct Gen(u64);
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            self.0 >> 33
+        }
+        fn value(&mut self, inf: bool) -> f32 {
+            let r = self.next();
+            let sign = ((r & 1) as u16) << 15;
+            let b = match (r >> 1) % 8 {
+                0 => (r >> 4) as u16 & 0x03ff,                     // subnormal or zero
+                1 => 0x0400 + ((r >> 4) as u16 % 0x0800),          // smallest normals
+                2 => 0x7400 + ((r >> 4) as u16 % 0x07ff),          // huge: sums overflow
+                3 if inf && (r >> 4) % 4 == 0 => 0x7c00,           // ±inf
+                _ => 0x3000 + ((r >> 4) as u16 % 0x1800),          // around 1
+            };
+            half::f16::from_bits(b | sign).to_f32()
+        }
+    }
+
+    fn same(a: &[f32], b: &[f32]) -> bool {
+        a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+    }
+
+    /// Checks one case; returns how many results were subnormal, infinite and NaN.
+    fn check(k: usize, units: usize, ns: usize, nr: usize, inf: bool, seed: u64) -> [usize; 3] {
+        let mut g = Gen(seed ^ (k * 1_000_003 + units * 1009 + ns * 17 + nr) as u64);
+        let wt: Vec<f32> = (0..k * units).map(|_| g.value(false)).collect();
+        let p = Packed::new(&wt, k, units, nr);
+        let ldz = k + 5;
+        let z: Vec<f32> = (0..ns * ldz).map(|_| g.value(inf)).collect();
+        let init: Vec<f32> = (0..ns * p.up).map(|_| g.value(false)).collect();
+        let mut native = init.clone();
+        accumulate(&p, &z, ldz, ns, &mut native);
+        let mut emulated = init.clone();
+        x86::accumulate_emulated_f16(&p, &z, ldz, ns, &mut emulated);
+        let mut loops = init.clone();
+        portable::<half::f16>(&p, &z, ldz, ns, &mut loops);
+        let what = format!("k {k} units {units} ns {ns} nr {nr} inf {inf}");
+        assert!(same(&emulated, &loops), "emulated tile vs portable loops, {what}");
+        for s in 0..ns {
+            for i in 0..units {
+                let (got, want) = (native[s * p.up + i], loops[s * p.up + i]);
+                assert_eq!(got.to_bits(), want.to_bits(), "seq {s} unit {i}: {got:e} vs {want:e}, {what}");
+            }
+        }
+        // the sequential definition with the half crate's f16 arithmetic
+        for s in 0..ns.min(3) {
+            for i in 0..units {
+                let mut a = half::f16::from_f32(init[s * p.up + i]);
+                for kk in 0..k {
+                    a += half::f16::from_f32(wt[kk * units + i]) * half::f16::from_f32(z[s * ldz + kk]);
+                }
+                let got = half::f16::from_f32(native[s * p.up + i]);
+                assert!(got.to_bits() == a.to_bits() || (got.is_nan() && a.is_nan()), "definition: {got} vs {a}, {what}");
+            }
+        }
+        let valid = (0..ns).flat_map(|s| native[s * p.up..s * p.up + units].iter().copied());
+        valid.fold([0; 3], |[sub, inf, nan], x| [sub + (x != 0.0 && x.abs() < 6.1035156e-5) as usize, inf + x.is_infinite() as usize, nan + x.is_nan() as usize])
+    }
+
+    #[test]
+    fn fp16_instructions_keep_subnormals_and_overflow_to_inf() {
+        if !available() {
+            eprintln!("no avx512fp16: native f16 tile not tested");
+            return;
+        }
+        // 2^-24 · 1 (smallest subnormal), 2^-15 · 0.5, 65504 · 2, 2^-14 · 0.5, 2^-24 · 0.5 (tie → 0)
+        let w = [0x0001u16, 0x0200, 0x7bff, 0x0400, 0x0001];
+        let z = [0x3c00u16, 0x3800, 0x4000, 0x3800, 0x3800];
+        for (&a, &b) in w.iter().zip(&z) {
+            let wt = [half::f16::from_bits(a).to_f32()];
+            let p = Packed::new(&wt, 1, 1, 1);
+            let zz = [half::f16::from_bits(b).to_f32()];
+            let mut acc = vec![0.0f32; p.up];
+            accumulate(&p, &zz, 1, 1, &mut acc);
+            let want = (half::f16::from_bits(a) * half::f16::from_bits(b)).to_f32();
+            assert_eq!(acc[0].to_bits(), want.to_bits(), "{a:04x} · {b:04x}");
+        }
+    }
+
+    #[test]
+    fn native_f16_tile_equals_the_emulated_tile_bit_for_bit() {
+        if !available() {
+            eprintln!("no avx512fp16: native f16 tile not tested");
+            return;
+        }
+        let mut seen = [0; 3];
+        let shapes = [(1, 1, 1), (3, 16, 8), (17, 17, 9), (300, 33, 13), (7, 31, 3), (260, 64, 17), (5, 65, 1), (2, 100, 7), (513, 40, 2), (1, 129, 8)];
+        for (n, &(k, units, ns)) in shapes.iter().enumerate() {
+            for nr in [1, 2] {
+                for inf in [false, true] {
+                    let c = check(k, units, ns, nr, inf, 7 + n as u64);
+                    (0..3).for_each(|j| seen[j] += c[j]);
+                }
+            }
+        }
+        assert!(seen.iter().all(|&c| c > 0), "subnormal, infinite and NaN results all occur: {seen:?}");
+    }
+
+    #[test]
+    fn native_f16_tile_on_random_shapes() {
+        if !available() {
+            return;
+        }
+        let mut g = Gen(2024);
+        for round in 0..60 {
+            let (k, units, ns) = (1 + g.next() as usize % 90, 1 + g.next() as usize % 140, 1 + g.next() as usize % 20);
+            check(k, units, ns, 1 + round % 2, round % 3 == 0, round as u64);
+        }
+    }
+}
