@@ -195,7 +195,7 @@ mod tests {
                 0 => (r >> 4) as u16 & 0x03ff,                     // subnormal or zero
                 1 => 0x0400 + ((r >> 4) as u16 % 0x0800),          // smallest normals
                 2 => 0x7400 + ((r >> 4) as u16 % 0x07ff),          // huge: sums overflow
-                3 if inf && (r >> 4) % 4 == 0 => 0x7c00,           // ±inf
+                3 if inf && (r >> 4).is_multiple_of(4) => 0x7c00, // ±inf
                 _ => 0x3000 + ((r >> 4) as u16 % 0x1800),          // around 1
             };
             half::f16::from_bits(b | sign).to_f32()
