@@ -125,6 +125,7 @@ mod tile_f16;
 mod x86 {
     use super::{Packed, KC, MR};
     use crate::sim::lanes::{LaneFormat, Rounding};
+    use crate::sim::simd_round::{round_bf16, round_f16};
     use std::arch::x86_64::*;
 
     /// One SIMD register of lanes and the two rounded operations.
@@ -190,37 +191,6 @@ mod x86 {
         unsafe fn mul(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_mul_ps(a, b)) }
         #[inline(always)]
         unsafe fn add(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_add_ps(a, b)) }
-    }
-
-    /// `lanes::round_bf16_in_f32` on 16 lanes: RNE on the top 16 bits, NaN kept.
-    #[inline(always)]
-    unsafe fn round_bf16(x: __m512) -> __m512 {
-        let b = _mm512_castps_si512(x);
-        let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(b), _mm512_set1_epi32(1));
-        let r = _mm512_and_si512(_mm512_add_epi32(b, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), _mm512_set1_epi32(0xffff_0000u32 as i32));
-        let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
-        _mm512_mask_blend_ps(nan, _mm512_castsi512_ps(r), x)
-    }
-
-    /// `lanes::round_f16_in_f32` on 16 lanes (normal range by bit rounding, subnormal
-    /// range by the exact-add trick, overflow to ±inf, NaN kept).
-    #[inline(always)]
-    unsafe fn round_f16(x: __m512) -> __m512 {
-        let sign = _mm512_set1_epi32(0x8000_0000u32 as i32);
-        let xi = _mm512_castps_si512(x);
-        let ai = _mm512_andnot_si512(sign, xi);
-        let a = _mm512_castsi512_ps(ai);
-        let odd = _mm512_and_si512(_mm512_srli_epi32::<13>(ai), _mm512_set1_epi32(1));
-        let normal = _mm512_and_si512(_mm512_add_epi32(ai, _mm512_add_epi32(odd, _mm512_set1_epi32(0xfff))), _mm512_set1_epi32(!0x1fff));
-        let half = _mm512_set1_ps(0.5);
-        let sub = _mm512_castps_si512(_mm512_sub_ps(_mm512_add_ps(a, half), half));
-        let tiny = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, _mm512_castsi512_ps(_mm512_set1_epi32(0x3880_0000)));
-        let r = _mm512_mask_blend_epi32(tiny, normal, sub);
-        let big = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(_mm512_castsi512_ps(r), _mm512_set1_ps(65504.0));
-        let r = _mm512_mask_blend_epi32(big, r, _mm512_set1_epi32(0x7f80_0000));
-        let r = _mm512_or_si512(r, _mm512_and_si512(xi, sign));
-        let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
-        _mm512_mask_blend_ps(nan, _mm512_castsi512_ps(r), x)
     }
 
     /// One tile: `M` sequences × `N` vectors, k in k0..k1.
