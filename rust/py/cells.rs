@@ -50,6 +50,8 @@ impl PyCellNetwork {
 /// arrays of Fractions for exact runs).
 trait PyScalar: Scalar {
     fn from_tensor(t: &Tensor) -> Vec<Self>;
+    /// As `from_tensor`, reusing the tensor's buffer when it can.
+    fn into_vec(t: Tensor) -> Vec<Self>;
     fn to_py<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>>;
 }
 
@@ -58,6 +60,9 @@ macro_rules! float_py_scalar {
         impl PyScalar for $t {
             fn from_tensor(t: &Tensor) -> Vec<Self> {
                 t.to_format::<$t>()
+            }
+            fn into_vec(t: Tensor) -> Vec<Self> {
+                t.into_format::<$t>()
             }
             fn to_py<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {
                 <$t as ToNumpy>::to_numpy(py, v, shape)
@@ -73,10 +78,15 @@ float_py_scalar!(Custom);
 
 impl PyScalar for Rational {
     fn from_tensor(t: &Tensor) -> Vec<Self> {
+        let exact = |x: f64| rational_from_f64(x).unwrap_or_else(|_| Rational::from(0));
         match &t.values {
             Values::Exact(v) => v.clone(),
-            Values::F64(v) => v.iter().map(|&x| rational_from_f64(x).unwrap_or_else(|_| Rational::from(0))).collect(),
+            Values::F64(v) => v.iter().map(|&x| exact(x)).collect(),
+            Values::F32(v) => v.iter().map(|&x| exact(f64::from(x))).collect(),
         }
+    }
+    fn into_vec(t: Tensor) -> Vec<Self> {
+        t.into_rationals()
     }
     fn to_py<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {
         let fr = fraction_type(py)?;
@@ -166,11 +176,11 @@ fn starts<S: PyScalar>(h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>) -> St
     Starts { h0: h0.map(|v| v.iter().map(S::from_tensor).collect()), c0: c0.map(|v| v.iter().map(S::from_tensor).collect()) }
 }
 
-fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: &Tensor, h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>) -> PyResult<Py<PyAny>> {
+fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: Tensor, h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>) -> PyResult<Py<PyAny>> {
     let plan = net.plan::<S>(py)?;
-    let xs = S::from_tensor(x);
-    let st = starts::<S>(h0, c0);
     let steps = x.shape[0];
+    let xs = S::into_vec(x);
+    let st = starts::<S>(h0, c0);
     let (states, cells, last) = run_interruptible(py, None, steps as u64, |ctl| plan.run_one(&xs, steps, &st, ctl))?;
     let hsz = plan.top_hidden();
     let out = PyDict::new(py);
@@ -197,14 +207,14 @@ fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: &Tensor, h0: Opt
 fn run_batch<S: PyScalar>(
     py: Python<'_>,
     net: &PyCellNetwork,
-    x: &Tensor,
+    x: Tensor,
     h0: Option<&Vec<Tensor>>,
     c0: Option<&Vec<Tensor>>,
     spec: &BatchSpec,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     let plan = net.plan::<S>(py)?;
-    let xs = S::from_tensor(x);
+    let xs = S::into_vec(x);
     let st = starts::<S>(h0, c0);
     let res = run_interruptible(py, progress, spec.batch as u64, |ctl| plan.run_batch(&xs, &st, spec, ctl))?;
     let (b, t, hsz) = (spec.batch, spec.steps, plan.top_hidden());
@@ -349,12 +359,12 @@ impl PyCellNetwork {
         let h0 = self.read_starts(py, "h0", h0, exact, None)?;
         let c0 = self.read_starts(py, "c0", c0, exact, None)?;
         match dt {
-            Dtype::Exact => run_one::<Rational>(py, self, &x, h0.as_ref(), c0.as_ref()),
-            Dtype::F64 => run_one::<f64>(py, self, &x, h0.as_ref(), c0.as_ref()),
-            Dtype::F32 => run_one::<f32>(py, self, &x, h0.as_ref(), c0.as_ref()),
-            Dtype::Bf16 => run_one::<bf16>(py, self, &x, h0.as_ref(), c0.as_ref()),
-            Dtype::F16 => run_one::<f16>(py, self, &x, h0.as_ref(), c0.as_ref()),
-            Dtype::Custom(f) => with_format(f, || run_one::<Custom>(py, self, &x, h0.as_ref(), c0.as_ref())),
+            Dtype::Exact => run_one::<Rational>(py, self, x, h0.as_ref(), c0.as_ref()),
+            Dtype::F64 => run_one::<f64>(py, self, x, h0.as_ref(), c0.as_ref()),
+            Dtype::F32 => run_one::<f32>(py, self, x, h0.as_ref(), c0.as_ref()),
+            Dtype::Bf16 => run_one::<bf16>(py, self, x, h0.as_ref(), c0.as_ref()),
+            Dtype::F16 => run_one::<f16>(py, self, x, h0.as_ref(), c0.as_ref()),
+            Dtype::Custom(f) => with_format(f, || run_one::<Custom>(py, self, x, h0.as_ref(), c0.as_ref())),
         }
     }
 
@@ -398,12 +408,12 @@ impl PyCellNetwork {
         spec.validate().map_err(|e| to_pyerr(py, e))?;
         let (h, c) = (h0.as_ref(), c0.as_ref());
         match dt {
-            Dtype::Exact => run_batch::<Rational>(py, self, &x, h, c, &spec, progress),
-            Dtype::F64 => run_batch::<f64>(py, self, &x, h, c, &spec, progress),
-            Dtype::F32 => run_batch::<f32>(py, self, &x, h, c, &spec, progress),
-            Dtype::Bf16 => run_batch::<bf16>(py, self, &x, h, c, &spec, progress),
-            Dtype::F16 => run_batch::<f16>(py, self, &x, h, c, &spec, progress),
-            Dtype::Custom(f) => with_format(f, || run_batch::<Custom>(py, self, &x, h, c, &spec, progress)),
+            Dtype::Exact => run_batch::<Rational>(py, self, x, h, c, &spec, progress),
+            Dtype::F64 => run_batch::<f64>(py, self, x, h, c, &spec, progress),
+            Dtype::F32 => run_batch::<f32>(py, self, x, h, c, &spec, progress),
+            Dtype::Bf16 => run_batch::<bf16>(py, self, x, h, c, &spec, progress),
+            Dtype::F16 => run_batch::<f16>(py, self, x, h, c, &spec, progress),
+            Dtype::Custom(f) => with_format(f, || run_batch::<Custom>(py, self, x, h, c, &spec, progress)),
         }
     }
 

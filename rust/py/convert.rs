@@ -1,7 +1,10 @@
 //! Conversions between Python values and the core's exact and float values.
 //!
-//! The Python layer hands every numeric tensor over in one of two forms: a float64 ndarray
-//! (taken at its exact binary value) or a pair (shape, ["p/q", ...]) of exact strings.
+//! The Python layer hands every numeric tensor over in one of two forms: a float64 or
+//! float32 ndarray (taken at its exact binary values; a C-contiguous one is read with one
+//! copy of its buffer, and a run in its own format reuses that copy) or a pair
+//! (shape, ["p/q", ...]) of exact strings. Results go back as numpy arrays that take over
+//! the engine's buffers (`ToNumpy`, no copy for f64, f32 and f16).
 
 use crate::error::SimError;
 use crate::num::exact_vector::ExactVector;
@@ -15,6 +18,7 @@ use numpy::{PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods}
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
+use std::any::Any;
 use std::cmp::Ordering;
 
 /// Maps a core error onto the Python exception family defined in `rnnsim/errors.py`.
@@ -36,9 +40,11 @@ pub fn to_pyerr(py: Python<'_>, e: SimError) -> PyErr {
     }
 }
 
-/// A numeric tensor as given from Python.
+/// A numeric tensor as given from Python: binary floats (float64 or float32 arrays, each
+/// value taken exactly) or exact rationals.
 pub enum Values {
     F64(Vec<f64>),
+    F32(Vec<f32>),
     Exact(Vec<Rational>),
 }
 
@@ -60,41 +66,52 @@ fn index_name(name: &str, shape: &[usize], flat: usize) -> String {
     format!("{name}[{}]", parts.join(", "))
 }
 
-/// Reads a tensor handed over by the Python layer. Problems with its values are pushed
-/// onto `problems` (at most 5 per tensor, then a count).
+/// An array's values in logical (C) order: one copy of the buffer when it is C-contiguous,
+/// else element by element (strided or Fortran-ordered arrays).
+fn array_values<T: numpy::Element + Copy>(arr: &PyReadonlyArrayDyn<'_, T>) -> Vec<T> {
+    let view = arr.as_array();
+    match view.as_slice() {
+        Some(s) => s.to_vec(),
+        None => view.iter().copied().collect(),
+    }
+}
+
+/// Pushes a problem for each non-finite value (at most 5, then a count). The common case,
+/// all finite, is one vectorisable pass.
+fn check_finite<T: Copy + Into<f64>>(name: &str, shape: &[usize], values: &[T], problems: &mut Vec<String>) {
+    if values.iter().all(|&v| v.into().is_finite()) {
+        return;
+    }
+    let bad: Vec<(usize, f64)> = values.iter().map(|&v| v.into()).enumerate().filter(|(_, v)| !v.is_finite()).collect();
+    for &(i, v) in bad.iter().take(5) {
+        let what = if v.is_nan() { "NaN".to_string() } else { format!("{v}") };
+        problems.push(format!("{} is {what}: values must be finite", index_name(name, shape, i)));
+    }
+    if bad.len() > 5 {
+        problems.push(format!("{name}: {} more non-finite values", bad.len() - 5));
+    }
+}
+
+/// Reads a tensor handed over by the Python layer: a float64 or float32 array (any memory
+/// layout), or (shape, ["p/q", ...]). Problems with its values are pushed onto `problems`
+/// (at most 5 per tensor, then a count); non-finite values are kept as 0 placeholders, so
+/// the caller raises but still sees the shape. With `exact`, the values become rationals.
 pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &mut Vec<String>) -> Option<Tensor> {
-    if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
-        let shape = arr.shape().to_vec();
-        let view = arr.as_array();
-        let mut bad = 0usize;
-        let mut check = |i: usize, v: f64| {
-            if !v.is_finite() {
-                if bad < 5 {
-                    let what = if v.is_nan() { "NaN".to_string() } else { format!("{v}") };
-                    problems.push(format!("{} is {what}: values must be finite", index_name(name, &shape, i)));
-                }
-                bad += 1;
-            }
-        };
-        let values = if exact {
-            let mut out = Vec::with_capacity(view.len());
-            for (i, &v) in view.iter().enumerate() {
-                check(i, v);
-                out.push(rational_from_f64(v).unwrap_or_else(|_| Rational::from(0)));
-            }
-            Values::Exact(out)
-        } else {
-            let out: Vec<f64> = view.iter().copied().collect();
-            for (i, &v) in out.iter().enumerate() {
-                check(i, v);
-            }
-            Values::F64(out)
-        };
-        if bad > 5 {
-            problems.push(format!("{name}: {} more non-finite values", bad - 5));
+    let floats = if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
+        Some((arr.shape().to_vec(), Values::F64(array_values(&arr))))
+    } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f32>>() {
+        Some((arr.shape().to_vec(), Values::F32(array_values(&arr))))
+    } else {
+        None
+    };
+    if let Some((shape, values)) = floats {
+        match &values {
+            Values::F64(v) => check_finite(name, &shape, v, problems),
+            Values::F32(v) => check_finite(name, &shape, v, problems),
+            Values::Exact(_) => {}
         }
-        // bad values became 0 placeholders: the caller raises, but still sees the shape
-        return Some(Tensor { shape, values });
+        let t = Tensor { shape, values };
+        return Some(if exact { Tensor { shape: t.shape.clone(), values: Values::Exact(t.into_rationals()) } } else { t });
     }
     match obj.extract::<(Vec<usize>, Vec<String>)>() {
         Ok((shape, strings)) => {
@@ -122,23 +139,47 @@ pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &m
             Some(Tensor { shape, values: Values::Exact(out) })
         }
         Err(_) => {
-            problems.push(format!("{name}: expected a float64 array or (shape, [\"p/q\", ...])"));
+            problems.push(format!("{name}: expected a float64 or float32 array or (shape, [\"p/q\", ...])"));
             None
         }
     }
 }
 
+/// `v` itself when A is F, else `v` mapped by `f`.
+fn reuse_or_map<A: 'static, F: 'static>(v: Vec<A>, f: impl Fn(A) -> F) -> Vec<F> {
+    match (Box::new(v) as Box<dyn Any>).downcast::<Vec<F>>() {
+        Ok(same) => *same,
+        Err(v) => v.downcast::<Vec<A>>().expect("the vector given").into_iter().map(f).collect(),
+    }
+}
+
 impl Tensor {
+    /// The exact values (non-finite placeholders are 0).
     pub fn into_rationals(self) -> Vec<Rational> {
+        let exact = |x: f64| rational_from_f64(x).unwrap_or_else(|_| Rational::from(0));
         match self.values {
             Values::Exact(v) => v,
-            Values::F64(v) => v.into_iter().map(|x| rational_from_f64(x).unwrap_or_else(|_| Rational::from(0))).collect(),
+            Values::F64(v) => v.into_iter().map(exact).collect(),
+            Values::F32(v) => v.into_iter().map(|x| exact(f64::from(x))).collect(),
         }
     }
 
+    /// The values rounded to F (each once, from its exact value).
     pub fn to_format<F: Float>(&self) -> Vec<F> {
         match &self.values {
             Values::F64(v) => v.iter().map(|&x| F::from_f64_rounded(x)).collect(),
+            Values::F32(v) => v.iter().map(|&x| F::from_f64_rounded(f64::from(x))).collect(),
+            Values::Exact(v) => v.iter().map(F::from_rational).collect(),
+        }
+    }
+
+    /// As `to_format`, reusing the buffer when the values already are F's (f64 input run in
+    /// f64, f32 input in f32: no copy).
+    pub fn into_format<F: Float>(self) -> Vec<F> {
+        match self.values {
+            Values::F64(v) => reuse_or_map(v, F::from_f64_rounded),
+            // an f32 is an f64 exactly; one rounding to F, as from the float64 form
+            Values::F32(v) => reuse_or_map(v, |x| F::from_f64_rounded(f64::from(x))),
             Values::Exact(v) => v.iter().map(F::from_rational).collect(),
         }
     }

@@ -112,11 +112,11 @@ pub fn dtype_name(py: Python<'_>, dtype: &str) -> PyResult<&'static str> {
     Ok(parse_dtype(py, dtype)?.name())
 }
 
-fn float_run<F: ToNumpy>(py: Python<'_>, this: &PySimpleRnn, x: &Tensor, h0: Option<&Tensor>) -> PyResult<Py<PyAny>> {
+fn float_run<F: ToNumpy>(py: Python<'_>, this: &PySimpleRnn, x: Tensor, h0: Option<&Tensor>) -> PyResult<Py<PyAny>> {
     let plan = this.float_plan::<F>(py)?;
-    let xs: Vec<F> = x.to_format();
-    let start: Vec<F> = h0.map_or_else(|| plan.h0.clone(), |h| h.to_format());
     let steps = x.shape[0];
+    let xs: Vec<F> = x.into_format();
+    let start: Vec<F> = h0.map_or_else(|| plan.h0.clone(), |h| h.to_format());
     let (states, outputs) = run_interruptible(py, None, steps as u64, |ctl| run_float(&plan, &start, &xs, steps, ctl))?;
     let out = PyDict::new(py);
     out.set_item("states", F::to_numpy(py, states, vec![steps + 1, plan.d])?)?;
@@ -128,13 +128,13 @@ fn float_run<F: ToNumpy>(py: Python<'_>, this: &PySimpleRnn, x: &Tensor, h0: Opt
 fn float_batch<F: ToNumpy>(
     py: Python<'_>,
     this: &PySimpleRnn,
-    x: &Tensor,
+    x: Tensor,
     h0: Option<&Tensor>,
     spec: &BatchSpec,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     let plan = this.float_plan::<F>(py)?;
-    let xs: Vec<F> = x.to_format();
+    let xs: Vec<F> = x.into_format();
     let start: Option<Vec<F>> = h0.map(|h| h.to_format());
     let res = run_interruptible(py, progress, spec.batch as u64, |ctl| {
         run_batch_float(&plan, &xs, start.as_deref(), spec, ctl)
@@ -266,11 +266,11 @@ impl PySimpleRnn {
                 out.set_item("outputs", PyList::new(py, outputs)?)?;
                 Ok(out.into_any().unbind())
             }
-            Dtype::F64 => float_run::<f64>(py, self, &x, h0.as_ref()),
-            Dtype::F32 => float_run::<f32>(py, self, &x, h0.as_ref()),
-            Dtype::Bf16 => float_run::<bf16>(py, self, &x, h0.as_ref()),
-            Dtype::F16 => float_run::<f16>(py, self, &x, h0.as_ref()),
-            Dtype::Custom(c) => with_format(c, || float_run::<Custom>(py, self, &x, h0.as_ref())),
+            Dtype::F64 => float_run::<f64>(py, self, x, h0.as_ref()),
+            Dtype::F32 => float_run::<f32>(py, self, x, h0.as_ref()),
+            Dtype::Bf16 => float_run::<bf16>(py, self, x, h0.as_ref()),
+            Dtype::F16 => float_run::<f16>(py, self, x, h0.as_ref()),
+            Dtype::Custom(c) => with_format(c, || float_run::<Custom>(py, self, x, h0.as_ref())),
         }
     }
 
@@ -315,11 +315,11 @@ impl PySimpleRnn {
         let net = &*self.net;
         match dt {
             Dtype::Exact => exact_batch(py, net, x, h0, &spec, max_bits, progress),
-            Dtype::F64 => float_batch::<f64>(py, self, &x, h0.as_ref(), &spec, progress),
-            Dtype::F32 => float_batch::<f32>(py, self, &x, h0.as_ref(), &spec, progress),
-            Dtype::Bf16 => float_batch::<bf16>(py, self, &x, h0.as_ref(), &spec, progress),
-            Dtype::F16 => float_batch::<f16>(py, self, &x, h0.as_ref(), &spec, progress),
-            Dtype::Custom(c) => with_format(c, || float_batch::<Custom>(py, self, &x, h0.as_ref(), &spec, progress)),
+            Dtype::F64 => float_batch::<f64>(py, self, x, h0.as_ref(), &spec, progress),
+            Dtype::F32 => float_batch::<f32>(py, self, x, h0.as_ref(), &spec, progress),
+            Dtype::Bf16 => float_batch::<bf16>(py, self, x, h0.as_ref(), &spec, progress),
+            Dtype::F16 => float_batch::<f16>(py, self, x, h0.as_ref(), &spec, progress),
+            Dtype::Custom(c) => with_format(c, || float_batch::<Custom>(py, self, x, h0.as_ref(), &spec, progress)),
         }
     }
 

@@ -1,51 +1,56 @@
 //! The lock-step batched float kernel: a block of sequences advances together, one tick at
-//! a time, H_t = act(B + X_t Wᵀ + H_{t−1} Vᵀ), as a register-tiled GEMM per tick
+//! a time, H_t = act(B + X_t Wᵀ + H_{t−1} Vᵀ), as register-tiled GEMMs per tick
 //! (`tile_kernel`).
 //!
 //! Bit-identical to the per-sequence engine (float_engine.rs): every element still sees
 //! acc = b_i, then + W_ik·x_k for k ascending, then + V_ij·h_j for j ascending, each
-//! product and sum rounded to the format, no FMA. Each sequence's row z = [x_t | h_{t−1}]
-//! is one vector of length n + d and the weights one packed matrix [Wᵀ; Vᵀ], so that order
-//! is the tile kernel's "acc = b; + ... for k ascending" over z. The kernel reorders only
-//! *independent* elements (tiles of sequences × units); the weights are packed once per
-//! plan (cached in `FloatPlan::lockstep`).
+//! product and sum rounded to the format, no FMA. Per tick the block's accumulators are
+//! set to the bias rows, then the tile kernel adds the input products (reading the rows
+//! x_t of the batch's inputs in place, `block_io`), then the recurrent products (reading
+//! h_{t−1}, the previous tick's accumulators: two buffers swap roles every tick); the
+//! kernel's chunks of k end and resume exactly, so that is the order above. The kernel
+//! reorders only *independent* elements (tiles of sequences × units); the weights are
+//! packed once per plan (cached in `FloatPlan::lockstep`). The activation runs over the
+//! whole block in one call.
 //!
 //! Parallelism: rayon over blocks of sequences, balanced across threads and small enough
 //! for their states to stay in L2; a sequence's bits do not depend on its block, tile or
-//! thread. Sequences shorter than the block's longest stop being stored at their length
+//! thread. Each block writes its states and outputs straight into the batch's result
+//! buffers. Sequences shorter than the block's longest stop being stored at their length
 //! (their later ticks are computed and discarded). Cancellation is checked between ticks.
 //! The instruction set (AVX-512 or portable loops) changes the speed, not the bits.
 
 use crate::error::SimResult;
 use crate::net::activation::Activation;
 use crate::num::float::Float;
+use crate::sim::block_io::{block_firsts, fill_rows, lane_inputs, run_blocks, split_blocks, store};
 use crate::sim::cancel::Control;
 use crate::sim::float_engine::FloatPlan;
 use crate::sim::lanes::{Lane, LaneFormat};
-use crate::sim::pool::with_pool;
 use crate::sim::run::{BatchSpec, FloatBatch};
 use crate::sim::tile_kernel::{accumulate, Packed};
-use rayon::prelude::*;
 use std::any::Any;
 use std::sync::Arc;
 
-/// The plan's weights in lane form: [Wᵀ; Vᵀ] packed (K = n + d rows), the bias padded to
-/// the packed unit stride.
+/// The plan's weights in lane form: Wᵀ (n rows) and Vᵀ (d rows) packed, the bias padded to
+/// the packed unit stride (the same for both: d units).
 pub struct Weights<C> {
-    packed: Packed<C>,
+    wx: Packed<C>,
+    v: Packed<C>,
     b: Vec<C>,
 }
 
 impl<C: Lane + Default> Weights<C> {
     fn new<F: LaneFormat<C = C>>(plan: &FloatPlan<F>) -> Self {
         let (d, n) = (plan.d, plan.n_in);
-        let wt: Vec<C> = plan.wt.iter().chain(plan.vt.iter()).map(|v| v.to_lane()).collect();
-        let packed = Packed::for_units(&wt, n + d, d);
-        let mut b = vec![C::ZERO; packed.up];
-        for (dst, v) in b.iter_mut().zip(&plan.b) {
-            *dst = v.to_lane();
+        let lanes = |m: &[F]| m.iter().map(|v| v.to_lane()).collect::<Vec<C>>();
+        let (wx, v) = (Packed::for_units(&lanes(&plan.wt), n, d), Packed::for_units(&lanes(&plan.vt), d, d));
+        debug_assert_eq!(wx.up, v.up);
+        let mut b = vec![C::ZERO; v.up];
+        for (dst, x) in b.iter_mut().zip(&plan.b) {
+            *dst = x.to_lane();
         }
-        Weights { packed, b }
+        Weights { wx, v, b }
     }
 }
 
@@ -74,94 +79,80 @@ pub(crate) fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
     }
 }
 
-struct BlockOut<F> {
-    states: Vec<F>,
-    finals: Vec<F>,
-    outputs: Vec<F>,
-    final_outputs: Vec<F>,
+/// One block's share of the batch's results (states and outputs empty with keep="final").
+struct BlockOut<'a, F> {
+    states: &'a mut [F],
+    finals: &'a mut [F],
+    outputs: &'a mut [F],
+    final_outputs: &'a mut [F],
 }
 
-/// Runs sequences `first..first + ns` of the batch.
+/// Runs sequences `first..first + ns` of the batch (`xl`: the batch's inputs as lanes).
 #[allow(clippy::too_many_arguments)]
-fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xs: &[F], h0: Option<&[F]>, spec: &BatchSpec, first: usize, ns: usize, ctl: &Control) -> SimResult<BlockOut<F>> {
+fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C], h0: Option<&[F]>, spec: &BatchSpec, first: usize, ns: usize, out: BlockOut<'_, F>, ctl: &Control) -> SimResult<()> {
     let (d, n, o, t_max) = (plan.d, plan.n_in, plan.n_out, spec.steps);
-    let (up, ldz) = (w.packed.up, n + d);
-    let len = |s: usize| spec.lengths.as_ref().map_or(t_max, |l| l[first + s]);
-    // z rows: [x_t | h]
-    let mut z: Vec<F::C> = vec![F::C::ZERO; ns * ldz];
+    let up = w.v.up;
+    let lens: Vec<usize> = (0..ns).map(|s| spec.length(first + s)).collect();
+    // h_{t-1} rows (stride up) and the rows being computed; they swap every tick
+    let mut prev: Vec<F::C> = vec![F::C::ZERO; ns * up];
     for s in 0..ns {
         let start = h0.map_or(plan.h0.as_slice(), |h| &h[(first + s) * d..(first + s + 1) * d]);
-        for (dst, v) in z[s * ldz + n..(s + 1) * ldz].iter_mut().zip(start) {
+        for (dst, v) in prev[s * up..s * up + d].iter_mut().zip(start) {
             *dst = v.to_lane();
         }
     }
-    let mut acc = vec![F::C::ZERO; ns * up];
-    let keep = spec.keep_all;
-    let mut out = BlockOut {
-        states: if keep { vec![F::zero(); ns * t_max * d] } else { Vec::new() },
-        finals: vec![F::zero(); ns * d],
-        outputs: if keep { vec![F::zero(); ns * t_max * o] } else { Vec::new() },
-        final_outputs: vec![F::zero(); ns * o],
-    };
-    let longest = (0..ns).map(len).max().unwrap_or(0);
-    let mut row = vec![F::zero(); d];
-    let mut finished = vec![false; ns];
-    let finish = |s: usize, z: &[F::C], out: &mut BlockOut<F>, row: &mut Vec<F>| {
-        for (r, v) in row.iter_mut().zip(&z[s * ldz + n..(s + 1) * ldz]) {
-            *r = F::from_lane(*v);
-        }
-        out.finals[s * d..(s + 1) * d].copy_from_slice(row);
-        plan.output(row, &mut out.final_outputs[s * o..(s + 1) * o]);
+    let mut cur = vec![F::C::ZERO; ns * up];
+    // one activation call over the block unless the padding would add a quarter or more
+    let whole_block = 4 * (up - d) < d;
+    // sequences by length: they finish in that order
+    let mut by_len: Vec<usize> = (0..ns).collect();
+    by_len.sort_by_key(|&s| lens[s]);
+    let mut done = 0;
+    let finish = |s: usize, h: &[F::C], out: &mut BlockOut<'_, F>| {
+        let fin = &mut out.finals[s * d..(s + 1) * d];
+        store::<F>(fin, &h[s * up..s * up + d]);
+        plan.output(fin, &mut out.final_outputs[s * o..(s + 1) * o]);
         ctl.advance(1);
     };
+    let mut out = out;
+    let longest = lens.iter().copied().max().unwrap_or(0);
     for t in 0..longest {
         ctl.check()?;
-        for s in 0..ns {
-            if !finished[s] && len(s) == t {
-                finish(s, &z, &mut out, &mut row);
-                finished[s] = true;
-            }
-            let src = &xs[((first + s) * t_max + t) * n..((first + s) * t_max + t + 1) * n];
-            for (dst, v) in z[s * ldz..s * ldz + n].iter_mut().zip(src) {
-                *dst = v.to_lane();
-            }
-            acc[s * up..(s + 1) * up].copy_from_slice(&w.b);
+        while done < ns && lens[by_len[done]] == t {
+            finish(by_len[done], &prev, &mut out);
+            done += 1;
         }
-        accumulate::<F>(&w.packed, &z, ldz, ns, &mut acc);
-        if up == d {
-            activate::<F>(plan.activation, &mut acc);
+        fill_rows(&mut cur, &w.b);
+        accumulate::<F>(&w.wx, &xl[(first * t_max + t) * n..], t_max * n, ns, &mut cur);
+        accumulate::<F>(&w.v, &prev, up, ns, &mut cur);
+        if whole_block {
+            activate::<F>(plan.activation, &mut cur);
+        } else {
+            for row in cur.chunks_exact_mut(up) {
+                activate::<F>(plan.activation, &mut row[..d]);
+            }
         }
-        for s in 0..ns {
-            if finished[s] {
-                continue;
-            }
-            let a = &mut acc[s * up..s * up + d];
-            if up != d {
-                activate::<F>(plan.activation, a);
-            }
-            z[s * ldz + n..(s + 1) * ldz].copy_from_slice(a);
-            if keep {
+        if spec.keep_all {
+            for s in (0..ns).filter(|&s| t < lens[s]) {
                 let base = (s * t_max + t) * d;
-                for (r, v) in out.states[base..base + d].iter_mut().zip(a.iter()) {
-                    *r = F::from_lane(*v);
-                }
+                let st = &mut out.states[base..base + d];
+                store::<F>(st, &cur[s * up..s * up + d]);
                 if o > 0 {
-                    let (st, oo) = (&out.states[base..base + d], (s * t_max + t) * o);
+                    let oo = (s * t_max + t) * o;
                     plan.output(st, &mut out.outputs[oo..oo + o]);
                 }
             }
         }
+        std::mem::swap(&mut prev, &mut cur);
     }
-    for s in 0..ns {
-        if !finished[s] {
-            finish(s, &z, &mut out, &mut row);
-        }
+    for &s in &by_len[done..] {
+        finish(s, &prev, &mut out);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Sequences per block: the batch split evenly over the threads, then into more blocks
-/// (a multiple of the thread count) while a block's rows z and acc exceed `budget` bytes.
+/// (a multiple of the thread count) while a block's working buffers exceed `budget` bytes.
 pub fn block_size(batch: usize, threads: usize, bytes_per_seq: usize) -> usize {
     const BUDGET: usize = 1 << 20;
     let threads = threads.max(1);
@@ -174,30 +165,28 @@ pub fn block_size(batch: usize, threads: usize, bytes_per_seq: usize) -> usize {
 pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Option<&[F]>, spec: &BatchSpec, ctl: &Control) -> SimResult<FloatBatch<F>> {
     spec.validate()?;
     let w = weights_of(plan);
+    let xl = lane_inputs(xs);
     let threads = spec.threads.unwrap_or_else(crate::sim::pool::default_threads).max(1);
-    let per_seq = (plan.n_in + plan.d + w.packed.up) * std::mem::size_of::<F::C>();
-    let block = block_size(spec.batch, threads, per_seq);
-    let starts: Vec<usize> = (0..spec.batch).step_by(block).collect();
-    let one = |first: usize| run_block(plan, &w, xs, h0, spec, first, block.min(spec.batch - first), ctl);
-    let valid_threads = spec.threads.is_none_or(|t| (1..=4096).contains(&t));
-    let blocks: Vec<BlockOut<F>> = if starts.len() <= 1 && valid_threads {
-        // one block: no pool hand-off (small batches)
-        starts.iter().map(|&f| one(f)).collect::<SimResult<Vec<_>>>()?
-    } else {
-        with_pool(spec.threads, || starts.par_iter().map(|&f| one(f)).collect::<SimResult<Vec<_>>>())??
+    let per_seq = 2 * w.v.up * std::mem::size_of::<F::C>();
+    let (b, t, d, o) = (spec.batch, spec.steps, plan.d, plan.n_out);
+    let block = block_size(b, threads, per_seq);
+    let firsts = block_firsts(b, block);
+    let keep = spec.keep_all;
+    let mut res = FloatBatch {
+        states: if keep { vec![F::zero(); b * t * d] } else { Vec::new() },
+        final_states: vec![F::zero(); b * d],
+        outputs: if keep { vec![F::zero(); b * t * o] } else { Vec::new() },
+        final_outputs: vec![F::zero(); b * o],
     };
-    let mut out = FloatBatch { states: Vec::new(), final_states: Vec::new(), outputs: Vec::new(), final_outputs: Vec::new() };
-    if blocks.len() == 1 {
-        let b = blocks.into_iter().next().expect("one block");
-        return Ok(FloatBatch { states: b.states, final_states: b.finals, outputs: b.outputs, final_outputs: b.final_outputs });
-    }
-    for b in blocks {
-        out.states.extend(b.states);
-        out.final_states.extend(b.finals);
-        out.outputs.extend(b.outputs);
-        out.final_outputs.extend(b.final_outputs);
-    }
-    Ok(out)
+    let parts = split_blocks(&mut res.states, t * d, block, &firsts, b)
+        .into_iter()
+        .zip(split_blocks(&mut res.final_states, d, block, &firsts, b))
+        .zip(split_blocks(&mut res.outputs, t * o, block, &firsts, b))
+        .zip(split_blocks(&mut res.final_outputs, o, block, &firsts, b))
+        .map(|(((states, finals), outputs), final_outputs)| BlockOut { states, finals, outputs, final_outputs });
+    let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(parts).collect();
+    run_blocks(spec, work, |first, out| run_block(plan, &w, &xl, h0, spec, first, block.min(b - first), out, ctl))?;
+    Ok(res)
 }
 
 fn same_type_slice<F: 'static, G: 'static>(s: &[F]) -> &[G] {

@@ -2,6 +2,7 @@
 //! the cell engine for gated, deep and second-order networks (`cells`).
 #[cfg(target_arch = "x86_64")]
 pub mod activation_avx512;
+pub mod block_io;
 pub mod cancel;
 pub mod cells;
 pub mod dispatch;

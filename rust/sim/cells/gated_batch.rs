@@ -6,24 +6,27 @@
 //! gh = b_hh + W_hh h_{t−1}, each row in `DenseAffine`'s order: bias, then + w_rk·z_k for k
 //! ascending, every operation rounded) are computed for the whole block by the register-
 //! tiled `tile_kernel` (the stacked gate matrices packed once per plan, transposed so that
-//! the gate rows are the SIMD dimension), then the elementwise part of `gated` runs per
-//! sequence with the same operations in the same order, on lanes (`LaneFormat`): so every
+//! the gate rows are the SIMD dimension; layer 0 reads the rows x_t of the batch's inputs
+//! in place, `block_io`), then the elementwise part of `gated` runs for the whole block
+//! (`gated_pointwise`: each activation one call over the block, straight update loops)
+//! with the same operations in the same order per unit, on lanes (`LaneFormat`): so every
 //! value is bit for bit the per-sequence engine's, whatever the block, tile or thread.
-//! Activations run over whole gate blocks (vectorised tanh/sigmoid, exact by `fast_tanh`
-//! and `fast_sigmoid`; f64 calls libm as `Float` does).
+//! Activations are vectorised tanh/sigmoid, exact by `fast_tanh` and `fast_sigmoid` (f64
+//! calls libm as `Float` does). Kept states and final states are written straight into the
+//! batch's result buffers.
 
 use crate::error::SimResult;
 use crate::num::scalar::Scalar;
 use crate::sim::cancel::Control;
+use crate::sim::block_io::{block_firsts, fill_rows, lane_inputs, run_blocks, split_blocks, store};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
+use crate::sim::cells::gated_pointwise::{gru_block, lstm_block, regions, GateRows};
 use crate::sim::cells::run::{CellBatch, Starts};
 use crate::sim::cells::{LayerPlan, StackPlan};
-use crate::sim::float_batch::{activate, block_size};
+use crate::sim::float_batch::block_size;
 use crate::sim::lanes::{Lane, LaneFormat};
-use crate::sim::pool::with_pool;
 use crate::sim::run::BatchSpec;
 use crate::sim::tile_kernel::{accumulate, Packed};
-use rayon::prelude::*;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -69,71 +72,31 @@ struct LayerBlock<C> {
     c: Vec<C>,
     gi: Vec<C>,
     gh: Vec<C>,
+    /// gate-major pre-activations (`gated_pointwise`)
+    pre: Vec<C>,
 }
 
-/// The elementwise part of `GatedPlan::step` for one sequence, on lanes (same operations,
-/// same order; see gated.rs). `gi`/`gh` are overwritten as scratch.
-fn pointwise<F: LaneFormat + Scalar>(g: &GatedPlan<F>, gi: &mut [F::C], gh: &[F::C], h: &mut [F::C], c: &mut [F::C]) {
-    let hsz = g.hidden;
-    let (add, mul) = (F::add_l, F::mul_l);
-    match g.kind {
-        GatedKind::Lstm | GatedKind::DoublingLstm => {
-            let blocks = if g.kind == GatedKind::Lstm { 4 } else { 5 };
-            for (a, &b) in gi[..blocks * hsz].iter_mut().zip(gh) {
-                *a = add(*a, b);
-            }
-            // gate blocks i, f (, f2) and o; candidate block g
-            let (bg, bo) = ((blocks - 2) * hsz, (blocks - 1) * hsz);
-            activate::<F>(g.gate, &mut gi[..bg]);
-            activate::<F>(g.candidate, &mut gi[bg..bo]);
-            activate::<F>(g.gate, &mut gi[bo..bo + hsz]);
-            let double = blocks == 5;
-            for u in 0..hsz {
-                let i = gi[u];
-                let f = if double { add(gi[hsz + u], gi[2 * hsz + u]) } else { gi[hsz + u] };
-                c[u] = add(mul(f, c[u]), mul(i, gi[bg + u]));
-            }
-            // tanh(c') in place of the candidate block, then h' = o · act(c')
-            gi[bg..bo].copy_from_slice(c);
-            activate::<F>(g.output, &mut gi[bg..bo]);
-            for u in 0..hsz {
-                h[u] = mul(gi[bo + u], gi[bg + u]);
-            }
-        }
-        GatedKind::Gru => {
-            for (a, &b) in gi[..2 * hsz].iter_mut().zip(gh) {
-                *a = add(*a, b);
-            }
-            activate::<F>(g.gate, &mut gi[..2 * hsz]);
-            for u in 0..hsz {
-                gi[2 * hsz + u] = add(gi[2 * hsz + u], mul(gi[u], gh[2 * hsz + u]));
-            }
-            activate::<F>(g.candidate, &mut gi[2 * hsz..3 * hsz]);
-            for u in 0..hsz {
-                let n = gi[2 * hsz + u];
-                let neg = -n; // exact
-                h[u] = add(n, mul(gi[hsz + u], add(h[u], neg)));
-            }
-        }
-    }
+/// One block's share of the batch's results (states and cells empty unless kept).
+struct BlockOut<'a, F> {
+    states: &'a mut [F],
+    cells: &'a mut [F],
+    final_h: Vec<&'a mut [F]>,
+    final_c: Vec<Option<&'a mut [F]>>,
 }
 
-struct BlockOut<C> {
-    states: Vec<C>,
-    cells: Vec<C>,
-    layers: Vec<LayerBlock<C>>,
-}
-
+/// Runs sequences `first..first + ns` of the batch (`xl`: the batch's inputs as lanes).
 #[allow(clippy::too_many_arguments)]
-fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>], lanes: &[Arc<GatedLanes<F::C>>], xs: &[F], starts: &Starts<F>, spec: &BatchSpec, first: usize, ns: usize, ctl: &Control) -> SimResult<BlockOut<F::C>> {
+fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>], lanes: &[Arc<GatedLanes<F::C>>], xl: &[F::C], starts: &Starts<F>, spec: &BatchSpec, first: usize, ns: usize, out: BlockOut<'_, F>, ctl: &Control) -> SimResult<()> {
     let (n, t_max) = (plan.input, spec.steps);
-    let len = |s: usize| spec.lengths.as_ref().map_or(t_max, |l| l[first + s]);
+    let lens: Vec<usize> = (0..ns).map(|s| spec.length(first + s)).collect();
     let mut layers: Vec<LayerBlock<F::C>> = gated
         .iter()
         .zip(lanes)
         .map(|(g, w)| {
             let hsz = g.hidden;
-            LayerBlock { h: vec![F::C::ZERO; ns * hsz], c: vec![F::C::ZERO; ns * hsz], gi: vec![F::C::ZERO; ns * w.ih.up], gh: vec![F::C::ZERO; ns * w.hh.up] }
+            let c = if g.has_cell_state() { vec![F::C::ZERO; ns * hsz] } else { Vec::new() };
+            let pre = vec![F::C::ZERO; regions(g.kind) * ns * hsz];
+            LayerBlock { h: vec![F::C::ZERO; ns * hsz], c, gi: vec![F::C::ZERO; ns * w.ih.up], gh: vec![F::C::ZERO; ns * w.hh.up], pre }
         })
         .collect();
     for s in 0..ns {
@@ -151,53 +114,53 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
     }
     let top = gated.len() - 1;
     let (htop, top_cell) = (gated[top].hidden, gated[top].has_cell_state());
-    let keep = spec.keep_all;
-    let mut states = if keep { vec![F::C::ZERO; ns * t_max * htop] } else { Vec::new() };
-    let mut cells = if keep && top_cell { vec![F::C::ZERO; ns * t_max * htop] } else { Vec::new() };
-    let mut x = vec![F::C::ZERO; ns * n];
-    let longest = (0..ns).map(len).max().unwrap_or(0);
+    let mut out = out;
+    let longest = lens.iter().copied().max().unwrap_or(0);
+    let shortest = lens.iter().copied().min().unwrap_or(0);
+    let mut active = vec![true; ns];
     for t in 0..longest {
         ctl.check()?;
-        for s in 0..ns {
-            let src = &xs[((first + s) * t_max + t) * n..((first + s) * t_max + t + 1) * n];
-            for (d, v) in x[s * n..(s + 1) * n].iter_mut().zip(src) {
-                *d = v.to_lane();
-            }
-        }
+        // every sequence runs until the shortest ends; after that only those still running are stored
+        let act = if t < shortest {
+            None
+        } else {
+            active.iter_mut().zip(&lens).for_each(|(a, &l)| *a = t < l);
+            Some(active.as_slice())
+        };
         for l in 0..gated.len() {
             let (g, w) = (gated[l], &lanes[l]);
             let (below, rest) = layers.split_at_mut(l);
             let lb = &mut rest[0];
-            let (input, ldz) = if l == 0 { (&x[..], n) } else { (&below[l - 1].h[..], gated[l - 1].hidden) };
-            for s in 0..ns {
-                lb.gi[s * w.ih.up..(s + 1) * w.ih.up].copy_from_slice(&w.b_ih);
-                lb.gh[s * w.hh.up..(s + 1) * w.hh.up].copy_from_slice(&w.b_hh);
-            }
+            let (input, ldz) = if l == 0 { (&xl[(first * t_max + t) * n..], t_max * n) } else { (&below[l - 1].h[..], gated[l - 1].hidden) };
+            fill_rows(&mut lb.gi, &w.b_ih);
+            fill_rows(&mut lb.gh, &w.b_hh);
             accumulate::<F>(&w.ih, input, ldz, ns, &mut lb.gi);
             accumulate::<F>(&w.hh, &lb.h, g.hidden, ns, &mut lb.gh);
-            let hsz = g.hidden;
-            for s in 0..ns {
-                if t >= len(s) {
-                    continue; // finished: its state stays the one at its length
-                }
-                let gi = &mut lb.gi[s * w.ih.up..(s + 1) * w.ih.up];
-                let gh = &lb.gh[s * w.hh.up..(s + 1) * w.hh.up];
-                pointwise::<F>(g, gi, gh, &mut lb.h[s * hsz..(s + 1) * hsz], &mut lb.c[s * hsz..(s + 1) * hsz]);
+            let rows = GateRows { ns, gi: &lb.gi, stride_i: w.ih.up, gh: &lb.gh, stride_h: w.hh.up };
+            match g.kind {
+                GatedKind::Gru => gru_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, act),
+                _ => lstm_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, &mut lb.c, act),
             }
         }
-        if keep {
+        if spec.keep_all {
             let lt = &layers[top];
-            for s in (0..ns).filter(|&s| t < len(s)) {
+            for s in (0..ns).filter(|&s| t < lens[s]) {
                 let base = (s * t_max + t) * htop;
-                states[base..base + htop].copy_from_slice(&lt.h[s * htop..(s + 1) * htop]);
+                store::<F>(&mut out.states[base..base + htop], &lt.h[s * htop..(s + 1) * htop]);
                 if top_cell {
-                    cells[base..base + htop].copy_from_slice(&lt.c[s * htop..(s + 1) * htop]);
+                    store::<F>(&mut out.cells[base..base + htop], &lt.c[s * htop..(s + 1) * htop]);
                 }
             }
         }
     }
+    for (l, lb) in layers.iter().enumerate() {
+        store::<F>(out.final_h[l], &lb.h);
+        if let Some(c) = out.final_c[l].as_deref_mut() {
+            store::<F>(c, &lb.c);
+        }
+    }
     ctl.advance(ns as u64);
-    Ok(BlockOut { states, cells, layers })
+    Ok(())
 }
 
 /// The lock-step batch when every layer is gated (same results as
@@ -211,35 +174,40 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         spec.validate()?;
         plan.check_starts(starts, spec.batch)?;
         let lanes: Vec<Arc<GatedLanes<F::C>>> = gated.iter().map(|g| lanes_of(g)).collect();
+        let xl = lane_inputs(xs);
         let threads = spec.threads.unwrap_or_else(crate::sim::pool::default_threads).max(1);
-        let per_seq = plan.input + lanes.iter().zip(&gated).map(|(w, g)| 2 * g.hidden + w.ih.up + w.hh.up).sum::<usize>();
-        let block = block_size(spec.batch, threads, per_seq * std::mem::size_of::<F::C>());
-        let firsts: Vec<usize> = (0..spec.batch).step_by(block).collect();
-        let one = |f: usize| run_block(plan, &gated, &lanes, xs, starts, spec, f, block.min(spec.batch - f), ctl);
-        let valid_threads = spec.threads.is_none_or(|t| (1..=4096).contains(&t));
-        let blocks: Vec<BlockOut<F::C>> = if firsts.len() <= 1 && valid_threads {
-            firsts.iter().map(|&f| one(f)).collect::<SimResult<_>>()?
-        } else {
-            with_pool(spec.threads, || firsts.par_iter().map(|&f| one(f)).collect::<SimResult<Vec<_>>>())??
+        let per_seq = lanes.iter().zip(&gated).map(|(w, g)| (2 + regions(g.kind)) * g.hidden + w.ih.up + w.hh.up).sum::<usize>();
+        let (b, t) = (spec.batch, spec.steps);
+        let block = block_size(b, threads, per_seq * std::mem::size_of::<F::C>());
+        let firsts = block_firsts(b, block);
+        let (htop, top_cell) = (plan.top_hidden(), gated[gated.len() - 1].has_cell_state());
+        let keep = spec.keep_all;
+        let zero = F::from_lane(F::C::ZERO);
+        let mut res = CellBatch {
+            states: if keep { vec![zero; b * t * htop] } else { Vec::new() },
+            cells: if keep && top_cell { vec![zero; b * t * htop] } else { Vec::new() },
+            final_h: gated.iter().map(|g| vec![zero; b * g.hidden]).collect(),
+            final_c: gated.iter().map(|g| g.has_cell_state().then(|| vec![zero; b * g.hidden])).collect(),
         };
-        let conv = |v: &[F::C]| v.iter().map(|&c| F::from_lane(c)).collect::<Vec<F>>();
-        let mut out = CellBatch {
-            states: Vec::new(),
-            cells: Vec::new(),
-            final_h: vec![Vec::new(); gated.len()],
-            final_c: gated.iter().map(|g| g.has_cell_state().then(Vec::new)).collect(),
-        };
-        for b in blocks {
-            out.states.extend(conv(&b.states));
-            out.cells.extend(conv(&b.cells));
-            for (l, lb) in b.layers.iter().enumerate() {
-                out.final_h[l].extend(conv(&lb.h));
-                if let Some(c) = &mut out.final_c[l] {
-                    c.extend(conv(&lb.c));
-                }
+        let mut per_block: Vec<BlockOut<'_, F>> = split_blocks(&mut res.states, t * htop, block, &firsts, b)
+            .into_iter()
+            .zip(split_blocks(&mut res.cells, t * htop, block, &firsts, b))
+            .map(|(states, cells)| BlockOut { states, cells, final_h: Vec::new(), final_c: Vec::new() })
+            .collect();
+        for (g, (h, c)) in gated.iter().zip(res.final_h.iter_mut().zip(res.final_c.iter_mut())) {
+            let hs = split_blocks(h, g.hidden, block, &firsts, b);
+            let cs: Vec<Option<&mut [F]>> = match c {
+                Some(c) => split_blocks(c, g.hidden, block, &firsts, b).into_iter().map(Some).collect(),
+                None => firsts.iter().map(|_| None).collect(),
+            };
+            for ((o, h), c) in per_block.iter_mut().zip(hs).zip(cs) {
+                o.final_h.push(h);
+                o.final_c.push(c);
             }
         }
-        Ok(out)
+        let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(per_block).collect();
+        run_blocks(spec, work, |f, out| run_block(plan, &gated, &lanes, &xl, starts, spec, f, block.min(b - f), out, ctl))?;
+        Ok(res)
     })())
 }
 

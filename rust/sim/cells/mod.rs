@@ -11,6 +11,7 @@ pub mod affine;
 pub mod feedforward;
 pub mod gated;
 pub mod gated_batch;
+pub mod gated_pointwise;
 pub mod qrnn;
 pub mod run;
 pub mod second_order;

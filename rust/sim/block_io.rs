@@ -1,0 +1,131 @@
+//! Inputs, outputs and scheduling shared by the lock-step batch kernels (`float_batch`,
+//! `cells::gated_batch`).
+//!
+//! - Inputs: the batch's inputs (B, T, n) as lane values, borrowed without a copy when the
+//!   format is its own lane type (f32, f64), converted once otherwise (f16, bf16). A kernel
+//!   reads the rows x_t of a block in place: sequence s's row is at ((first + s)·T + t)·n,
+//!   so the rows of consecutive sequences are `T·n` apart (the `ldz` of `tile_kernel`).
+//! - Outputs: each result buffer of the whole batch (B rows of `row` values) is allocated
+//!   once and split into every block's disjoint slice, so each block writes its results in
+//!   place (no per-block buffers joined and converted afterwards).
+//! - Scheduling: blocks run on the rayon pool of `spec.threads` (one block runs on the
+//!   calling thread). None of this changes a value: only where it is stored.
+
+use crate::error::SimResult;
+use crate::sim::lanes::LaneFormat;
+use crate::sim::pool::with_pool;
+use crate::sim::run::BatchSpec;
+use rayon::prelude::*;
+use std::any::TypeId;
+use std::borrow::Cow;
+
+/// `xs` as lane values: borrowed when `F` is its own lane type, else converted (exactly).
+pub fn lane_inputs<F: LaneFormat>(xs: &[F]) -> Cow<'_, [F::C]> {
+    if TypeId::of::<F>() == TypeId::of::<F::C>() {
+        // SAFETY: F and F::C are the same type (checked above).
+        Cow::Borrowed(unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<F::C>(), xs.len()) })
+    } else {
+        Cow::Owned(xs.iter().map(|v| v.to_lane()).collect())
+    }
+}
+
+/// dst[i] = the format's value of the lane value src[i] (exact: lanes hold values of F).
+/// In fixed chunks of 8, so that short rows are copied inline rather than by a call.
+#[inline]
+pub fn store<F: LaneFormat>(dst: &mut [F], src: &[F::C]) {
+    let n = dst.len().min(src.len());
+    let (dst, src) = (&mut dst[..n], &src[..n]);
+    let mut d8 = dst.chunks_exact_mut(8);
+    let mut s8 = src.chunks_exact(8);
+    for (d, s) in (&mut d8).zip(&mut s8) {
+        let (d, s): (&mut [F; 8], &[F::C; 8]) = (d.try_into().expect("8"), s.try_into().expect("8"));
+        *d = s.map(F::from_lane);
+    }
+    for (d, &s) in d8.into_remainder().iter_mut().zip(s8.remainder()) {
+        *d = F::from_lane(s);
+    }
+}
+
+/// Every row of `dst` (rows of `row.len()` values) set to `row`, in fixed chunks of 8
+/// (rows are short: one call per row would cost more than the copy).
+#[inline]
+pub fn fill_rows<C: Copy>(dst: &mut [C], row: &[C]) {
+    if row.is_empty() {
+        return;
+    }
+    let (r8, tail) = row.split_at(row.len() / 8 * 8);
+    for r in dst.chunks_exact_mut(row.len()) {
+        let (d8, dt) = r.split_at_mut(r8.len());
+        for (d, s) in d8.chunks_exact_mut(8).zip(r8.chunks_exact(8)) {
+            let (d, s): (&mut [C; 8], &[C; 8]) = (d.try_into().expect("8"), s.try_into().expect("8"));
+            *d = *s;
+        }
+        dt.copy_from_slice(tail);
+    }
+}
+
+/// The first sequence of every block of `block` sequences (the last block may be shorter).
+pub fn block_firsts(batch: usize, block: usize) -> Vec<usize> {
+    (0..batch).step_by(block.max(1)).collect()
+}
+
+/// `buf`, holding `row` values per sequence of the batch (or nothing: a result not kept),
+/// split into one slice per block (`firsts`, each `block` sequences, the last shorter).
+pub fn split_blocks<'a, T>(buf: &'a mut [T], row: usize, block: usize, firsts: &[usize], batch: usize) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(firsts.len());
+    if buf.is_empty() {
+        out.extend(firsts.iter().map(|_| <&mut [T]>::default()));
+        return out;
+    }
+    debug_assert_eq!(buf.len(), batch * row);
+    let mut rest = buf;
+    for &f in firsts {
+        let ns = block.min(batch - f);
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(ns * row);
+        out.push(head);
+        rest = tail;
+    }
+    out
+}
+
+/// Runs `one(first, work)` for every block (its first sequence and its share of the outputs)
+/// on the pool of `spec.threads`: the first error, or Ok.
+pub fn run_blocks<W: Send>(spec: &BatchSpec, work: Vec<(usize, W)>, one: impl Fn(usize, W) -> SimResult<()> + Sync) -> SimResult<()> {
+    let valid_threads = spec.threads.is_none_or(|t| (1..=4096).contains(&t));
+    if work.len() <= 1 && valid_threads {
+        // one block: no pool hand-off (small batches)
+        return work.into_iter().try_for_each(|(f, w)| one(f, w));
+    }
+    with_pool(spec.threads, || work.into_par_iter().try_for_each(|(f, w)| one(f, w)))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_split_the_batch_rows_in_order_and_empty_buffers_give_empty_slices() {
+        let mut buf: Vec<u32> = (0..7 * 3).collect();
+        let firsts = block_firsts(7, 3);
+        assert_eq!(firsts, vec![0, 3, 6]);
+        let parts = split_blocks(&mut buf, 3, 3, &firsts, 7);
+        let lens: Vec<usize> = parts.iter().map(|p| p.len()).collect();
+        assert_eq!(lens, vec![9, 9, 3]);
+        assert_eq!(parts[2], &[18, 19, 20]);
+        let mut none: Vec<u32> = Vec::new();
+        assert!(split_blocks(&mut none, 3, 3, &firsts, 7).iter().all(|p| p.is_empty()));
+    }
+
+    #[test]
+    fn lane_inputs_borrow_f32_and_convert_halves_exactly() {
+        let xs = [1.5f32, -2.0];
+        assert!(matches!(lane_inputs(&xs), Cow::Borrowed(_)));
+        let hs = [half::f16::from_f32(0.333), half::f16::MAX];
+        let l = lane_inputs(&hs);
+        assert!(matches!(l, Cow::Owned(_)));
+        assert_eq!(&*l, &[hs[0].to_f32(), 65504.0]);
+        let mut rows = vec![0u8; 6];
+        fill_rows(&mut rows, &[1, 2]);
+        assert_eq!(rows, [1, 2, 1, 2, 1, 2]);
+    }
+}
