@@ -90,3 +90,24 @@ fn lockstep_stops_on_cancel_and_custom_formats_are_not_lockstep() {
     });
 }
 
+
+#[test]
+fn many_blocks_per_thread_equal_the_per_sequence_engine() {
+    // 2100 sequences of hidden 64 in f64 exceed the block budget: several blocks on one thread
+    let nw = net(64, 3, 2, Activation::Tanh, 12);
+    let batch = 2100;
+    assert!(block_size(batch, 1, 2 * 64 * 8) < batch, "the test needs several blocks");
+    let plan = FloatPlan::<f64>::new(&nw);
+    let mut r = Lcg(5);
+    let steps = 3;
+    let xs: Vec<f64> = (0..batch * steps * 3).map(|_| f64::from_rational(&r.weight())).collect();
+    let lengths: Vec<usize> = (0..batch).map(|_| 1 + (r.next() as usize) % steps).collect();
+    let spec = BatchSpec { batch, steps, lengths: Some(lengths), keep_all: true, threads: Some(1) };
+    let want = run_batch_float_per_sequence(&plan, &xs, None, &spec, &Control::new()).unwrap();
+    let got = try_lockstep(&plan, &xs, None, &spec, &Control::new()).expect("builtin").unwrap();
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got.states), bits(&want.states));
+    assert_eq!(bits(&got.final_states), bits(&want.final_states));
+    assert_eq!(bits(&got.outputs), bits(&want.outputs));
+    assert_eq!(bits(&got.final_outputs), bits(&want.final_outputs));
+}

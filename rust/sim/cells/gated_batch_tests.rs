@@ -110,3 +110,31 @@ fn non_gated_stacks_and_custom_formats_are_not_lockstep() {
     let p = StackPlan::<f32>::new(&net).unwrap();
     assert!(matches!(try_lockstep(&p, &[0.5; 6], &Starts { h0: None, c0: None }, &spec, &ctl), Some(Err(crate::error::SimError::Interrupted))));
 }
+
+#[test]
+fn many_blocks_per_thread_and_lengths_that_all_pass_the_first_ticks() {
+    // 400 LSTM sequences of hidden 64 in f64 exceed the block budget: several blocks on one
+    // thread; lengths 3..=6 keep every sequence running for 3 ticks (one flat update over
+    // the block), then only the running ones are stored
+    let deep = Stack::new("stacked", vec![gated("lstm", 64, 3, 4, &[]), gated("doubling_lstm", 5, 64, 5, &[]), gated("gru", 7, 5, 6, &[])]).unwrap();
+    let plan = StackPlan::<f64>::new(&deep).unwrap();
+    let batch = 400;
+    assert!(block_size(batch, 1, (6 * 64 + 2 * 256) * 8) < batch, "the test needs several blocks");
+    let mut r = Lcg(31);
+    let steps = 6;
+    let xs: Vec<f64> = r.vals(batch * steps * 3).iter().map(<f64 as Scalar>::from_rational).collect();
+    let lengths: Vec<usize> = (0..batch).map(|_| 3 + (r.next() as usize) % 4).collect();
+    let none = Starts { h0: None, c0: None };
+    for keep_all in [true, false] {
+        let spec = BatchSpec { batch, steps, lengths: Some(lengths.clone()), keep_all, threads: Some(1) };
+        let want = plan.run_batch_per_sequence(&xs, &none, &spec, &Control::new()).unwrap();
+        let got = try_lockstep(&plan, &xs, &none, &spec, &Control::new()).expect("gated").unwrap();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got.states), bits(&want.states));
+        assert_eq!(bits(&got.cells), bits(&want.cells));
+        for l in 0..3 {
+            assert_eq!(bits(&got.final_h[l]), bits(&want.final_h[l]), "layer {l}");
+            assert_eq!(got.final_c[l].as_ref().map(|c| bits(c)), want.final_c[l].as_ref().map(|c| bits(c)), "layer {l}");
+        }
+    }
+}

@@ -1,0 +1,124 @@
+"""The batch engines' input and output paths: float32 arrays read directly (dtype="f32"
+runs get no float64 round trip), arrays of any memory layout (strided, Fortran-ordered,
+handed to the core directly), non-finite float32 values reported; gated stacks (LSTM,
+GRU, Doubling-LSTM) with ragged lengths split over many blocks, against single runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rnnsim as rs
+from rnnsim.errors import InvalidInputError
+
+FORMATS = ["f64", "f32", "f16", "bf16"]
+
+
+def simple_net(seed=0, d=6, n=3):
+    rng = np.random.default_rng(seed)
+    return rs.SimpleRNN(V=rng.normal(size=(d, d)) / d, W=rng.normal(size=(d, n)), b=rng.normal(size=d),
+                        activation="tanh", readout=rs.Linear(rng.normal(size=(2, d)), rng.normal(size=2)))
+
+
+def q(rng, *shape):
+    return rng.integers(-24, 25, size=shape) / 8.0
+
+
+def gated_stack(rng, n=3):
+    lstm = rs.LSTM(q(rng, 20, n), q(rng, 20, 5), q(rng, 20), q(rng, 20))
+    gru = rs.GRU(q(rng, 12, 5), q(rng, 12, 4), q(rng, 12), q(rng, 12))
+    dbl = rs.DoublingLSTM(q(rng, 15, 4), q(rng, 15, 3))
+    return rs.Stacked([lstm, gru, dbl])
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("dtype", FORMATS)
+def test_float32_inputs_give_the_bits_of_their_float64_values(dtype):
+    net = simple_net()
+    x32 = np.random.default_rng(1).normal(size=(7, 9, 3)).astype(np.float32)
+    a = net.run_batch(x32, dtype=dtype, lengths=[9, 0, 4, 9, 1, 7, 2])
+    b = net.run_batch(x32.astype(np.float64), dtype=dtype, lengths=[9, 0, 4, 9, 1, 7, 2])
+    for name in ("states", "final", "outputs", "final_outputs"):
+        assert same(getattr(a, name), getattr(b, name)), name
+    one = net.run(x32[3], dtype=dtype)
+    assert same(one.states, net.run(x32[3].astype(np.float64), dtype=dtype).states)
+    assert same(one.states[1:], a.states[3])
+    cell = gated_stack(np.random.default_rng(2))
+    xs = np.random.default_rng(3).normal(size=(5, 4, 3)).astype(np.float32)
+    assert same(cell.run_batch(xs, dtype=dtype).states, cell.run_batch(xs.astype(np.float64), dtype=dtype).states)
+    assert same(cell.run(xs[1], dtype=dtype).states, cell.run(xs[1].astype(np.float64), dtype=dtype).states)
+
+
+def test_float32_inputs_run_exactly_as_their_rationals():
+    rng = np.random.default_rng(8)
+    net = rs.SimpleRNN(V=q(rng, 3, 3), W=q(rng, 3, 2), b=q(rng, 3), activation="relu")
+    x32 = (np.arange(12, dtype=np.float32).reshape(2, 3, 2) - 5) / 7
+    a = net.run_batch(x32, dtype="exact")
+    b = net.run_batch(x32.astype(np.float64), dtype="exact")
+    assert np.array_equal(a.states, b.states) and np.array_equal(a.final, b.final)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_arrays_of_any_layout_given_to_the_core_read_in_logical_order(dt):
+    rng = np.random.default_rng(4)
+    base = rng.normal(size=(6, 10, 8)).astype(dt)
+    contiguous = np.ascontiguousarray(base[:, ::2, 1:4])
+    views = [base[:, ::2, 1:4], np.asfortranarray(contiguous), np.ascontiguousarray(contiguous.transpose(2, 1, 0)).transpose(2, 1, 0)]
+    net = simple_net(seed=5)
+    cell = gated_stack(rng)
+    want = net._core.run_batch(contiguous, "f32", None, None, 1, "all")
+    want_cell = cell._core.run_batch(contiguous, "f32", None, None, None, 2, "all")
+    for v in views:
+        assert not v.flags.c_contiguous
+        got = net._core.run_batch(v, "f32", None, None, 1, "all")
+        assert same(got["states"], want["states"]) and same(got["final"], want["final"])
+        got_cell = cell._core.run_batch(v, "f32", None, None, None, 2, "all")
+        assert same(got_cell["states"], want_cell["states"])
+    # and through the public API (which hands over a C-ordered copy)
+    assert same(net.run_batch(views[1], dtype="f32").states, want["states"])
+
+
+def test_non_finite_float32_inputs_are_reported_with_their_index():
+    net = simple_net()
+    x = np.zeros((2, 4, 3), dtype=np.float32)
+    x[1, 2, 0] = np.nan
+    x[0, 3, 2] = -np.inf
+    with pytest.raises(InvalidInputError) as e:
+        net.run_batch(x, dtype="f32")
+    assert "x[1, 2, 0] is NaN" in str(e.value) and "x[0, 3, 2] is -inf" in str(e.value)
+    with pytest.raises(InvalidInputError):
+        net._core.run_batch(x, "f32", None, None, 1, "all")
+
+
+@pytest.mark.parametrize("dtype", FORMATS)
+def test_gated_stacks_with_ragged_lengths_over_many_blocks_equal_single_runs(dtype):
+    rng = np.random.default_rng(6)
+    net = gated_stack(rng)
+    b, t = 40, 7
+    x = q(rng, b, t, 3).astype(np.float32)
+    lengths = rng.integers(0, t + 1, size=b).tolist()
+    lengths[5] = t
+    # the core's dict: states and cells (B, T, H) of the top layer, final/final_c per layer
+    runs = [net._core.run_batch(x, dtype, None, None, lengths, th, "all") for th in (1, 3, 7)]
+    res = runs[0]
+    for r in runs[1:]:
+        assert same(r["states"], res["states"]) and same(r["cells"], res["cells"])
+        assert all(same(f, g) for f, g in zip(r["final"] + r["final_c"][:1], res["final"] + res["final_c"][:1]))
+    for s in range(b):
+        n = lengths[s]
+        one = net.run(x[s, :n], dtype=dtype)
+        assert same(res["states"][s, :n], one.states[1:])
+        assert same(res["cells"][s, :n], one.cells[1:])
+        assert not np.any(res["states"][s, n:]) and not np.any(res["cells"][s, n:])
+        assert same(res["final"][-1][s], one.states[-1])
+    # every layer's final h and c: against one-sequence batches
+    for s in (0, 5, 17):
+        alone = net._core.run_batch(x[s:s + 1], dtype, None, None, [lengths[s]], 1, "final")
+        for layer in range(3):
+            assert same(alone["final"][layer][0], res["final"][layer][s])
+            if alone["final_c"][layer] is not None:
+                assert same(alone["final_c"][layer][0], res["final_c"][layer][s])
