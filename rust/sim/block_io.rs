@@ -12,7 +12,7 @@
 //!   calling thread). None of this changes a value: only where it is stored.
 
 use crate::error::SimResult;
-use crate::sim::lanes::LaneFormat;
+use crate::sim::lanes::{LaneFormat, Rounding};
 use crate::sim::pool::with_pool;
 use crate::sim::run::BatchSpec;
 use rayon::prelude::*;
@@ -35,6 +35,9 @@ pub fn lane_inputs<F: LaneFormat>(xs: &[F]) -> Cow<'_, [F::C]> {
 pub fn store<F: LaneFormat>(dst: &mut [F], src: &[F::C]) {
     let n = dst.len().min(src.len());
     let (dst, src) = (&mut dst[..n], &src[..n]);
+    if F::ROUNDING == Rounding::F16 || F::ROUNDING == Rounding::Bf16 {
+        return F::from_lanes(dst, src); // bulk conversions (F16C, bit shifts)
+    }
     let mut d8 = dst.chunks_exact_mut(8);
     let mut s8 = src.chunks_exact(8);
     for (d, s) in (&mut d8).zip(&mut s8) {

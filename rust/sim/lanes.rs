@@ -66,6 +66,10 @@ pub trait LaneFormat: Float {
     fn tanh_slice(v: &mut [Self::C]) {
         v.iter_mut().for_each(|x| *x = Self::tanh_l(*x));
     }
+    /// `from_lane` over a slice (exact; the half formats override it with bulk conversions).
+    fn from_lanes(dst: &mut [Self], src: &[Self::C]) {
+        dst.iter_mut().zip(src).for_each(|(d, &s)| *d = Self::from_lane(s));
+    }
 }
 
 impl LaneFormat for f64 {
@@ -131,6 +135,12 @@ impl LaneFormat for f16 {
     fn to_lane(self) -> f32 { self.to_f32() }
     #[inline(always)]
     fn from_lane(c: f32) -> f16 { f16::from_f32(c) }
+    /// `half`'s slice conversion (F16C `vcvtps2ph` when the CPU has it; exact on the grid).
+    fn from_lanes(dst: &mut [f16], src: &[f32]) {
+        use half::slice::HalfFloatSliceExt;
+        let n = dst.len().min(src.len());
+        dst[..n].convert_from_f32_slice(&src[..n]);
+    }
     #[inline(always)]
     fn add_l(a: f32, b: f32) -> f32 { round_f16_in_f32(a + b) }
     #[inline(always)]
@@ -150,6 +160,12 @@ impl LaneFormat for bf16 {
     fn to_lane(self) -> f32 { self.to_f32() }
     #[inline(always)]
     fn from_lane(c: f32) -> bf16 { bf16::from_f32(c) }
+    /// The top 16 bits (exact: a lane value of bf16 has its low 16 bits zero; NaN kept).
+    fn from_lanes(dst: &mut [bf16], src: &[f32]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = if s.is_nan() { bf16::NAN } else { bf16::from_bits((s.to_bits() >> 16) as u16) };
+        }
+    }
     #[inline(always)]
     fn add_l(a: f32, b: f32) -> f32 { round_bf16_in_f32(a + b) }
     #[inline(always)]
@@ -165,6 +181,27 @@ impl LaneFormat for bf16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bulk_conversions_from_lanes_equal_the_elementwise_ones() {
+        let mut s = 77u64;
+        let mut src = Vec::new();
+        for _ in 0..10_000 {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            src.push(f32::from_bits((s >> 32) as u32));
+        }
+        src.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-40, 65504.0, 6e-8]);
+        let h: Vec<f32> = src.iter().map(|&x| round_f16_in_f32(x)).collect();
+        let b: Vec<f32> = src.iter().map(|&x| round_bf16_in_f32(x)).collect();
+        let (mut dh, mut db) = (vec![f16::ZERO; h.len()], vec![bf16::ZERO; b.len()]);
+        <f16 as LaneFormat>::from_lanes(&mut dh, &h);
+        <bf16 as LaneFormat>::from_lanes(&mut db, &b);
+        for i in 0..h.len() {
+            let (wh, wb) = (<f16 as LaneFormat>::from_lane(h[i]), <bf16 as LaneFormat>::from_lane(b[i]));
+            assert!(dh[i].to_bits() == wh.to_bits() || (dh[i].is_nan() && wh.is_nan()), "f16 {:e}", h[i]);
+            assert!(db[i].to_bits() == wb.to_bits() || (db[i].is_nan() && wb.is_nan()), "bf16 {:e}", b[i]);
+        }
+    }
 
     #[test]
     fn half_roundings_match_the_half_crate_on_every_f32_pattern_sampled() {
