@@ -13,7 +13,7 @@ use crate::num::custom_float::{with_format, Custom};
 use crate::num::dtype::Dtype;
 use crate::num::rational::{rational_from_f64, rational_to_string};
 use crate::num::scalar::Scalar;
-use crate::py::convert::{fraction_type, py_fraction, read_tensor, to_pyerr, Tensor, ToNumpy, Values};
+use crate::py::convert::{fraction_type, py_fraction, read_input, read_tensor, to_pyerr, Tensor, ToNumpy, Values};
 use crate::py::interrupt::run_interruptible;
 use crate::sim::cells::run::Starts;
 use crate::sim::cells::StackPlan;
@@ -120,25 +120,6 @@ fn invalid_input(py: Python<'_>, p: Vec<String>) -> PyErr {
 }
 
 impl PyCellNetwork {
-    /// Reads x of shape (T, n) or (B, T, n).
-    fn read_x(&self, py: Python<'_>, x: &Bound<'_, PyAny>, exact: bool, ndim: usize) -> PyResult<Tensor> {
-        let mut p = Vec::new();
-        let t = read_tensor("x", x, exact, &mut p);
-        if let Some(t) = &t {
-            let n = self.stack.input_size();
-            if t.shape.len() != ndim {
-                let want = if ndim == 2 { "(T, input_size)" } else { "(batch, T, input_size)" };
-                p.push(format!("x must have shape {want}, got {} dimension(s) {:?}", t.shape.len(), t.shape));
-            } else if t.shape[ndim - 1] != n {
-                p.push(format!("x has width {} but the network's input size is {n}", t.shape[ndim - 1]));
-            }
-        }
-        match (t, p.is_empty()) {
-            (Some(t), true) => Ok(t),
-            _ => Err(invalid_input(py, p)),
-        }
-    }
-
     /// Reads per-layer start states: a list with one tensor per layer, each (B, H_l)
     /// (batch) or (H_l,) (single run). For c0, entries of layers without a cell state may be None.
     fn read_starts(&self, py: Python<'_>, name: &str, given: Option<Vec<Option<Bound<'_, PyAny>>>>, exact: bool, batch: Option<usize>) -> PyResult<Option<Vec<Tensor>>> {
@@ -355,7 +336,7 @@ impl PyCellNetwork {
     fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<Vec<Option<Bound<'_, PyAny>>>>, c0: Option<Vec<Option<Bound<'_, PyAny>>>>) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         let exact = dt == Dtype::Exact;
-        let x = self.read_x(py, x, exact, 2)?;
+        let x = read_input(py, x, exact, 2, self.stack.input_size())?;
         let h0 = self.read_starts(py, "h0", h0, exact, None)?;
         let c0 = self.read_starts(py, "c0", c0, exact, None)?;
         match dt {
@@ -392,7 +373,7 @@ impl PyCellNetwork {
             "final" => false,
             other => return Err(invalid_input(py, vec![format!("keep must be \"all\" or \"final\", got {other:?}")])),
         };
-        let x = self.read_x(py, x, exact, 3)?;
+        let x = read_input(py, x, exact, 3, self.stack.input_size())?;
         let (batch, steps) = (x.shape[0], x.shape[1]);
         let h0 = self.read_starts(py, "h0", h0, exact, Some(batch))?;
         let c0 = self.read_starts(py, "c0", c0, exact, Some(batch))?;

@@ -145,6 +145,25 @@ pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &m
     }
 }
 
+/// Reads a network input x of shape (T, n) (`ndim` 2) or (batch, T, n) (`ndim` 3), n the
+/// network's input width; every problem is reported at once.
+pub fn read_input(py: Python<'_>, x: &Bound<'_, PyAny>, exact: bool, ndim: usize, n: usize) -> PyResult<Tensor> {
+    let mut problems = Vec::new();
+    let t = read_tensor("x", x, exact, &mut problems);
+    if let Some(t) = &t {
+        if t.shape.len() != ndim {
+            let want = if ndim == 2 { "(T, input_size)" } else { "(batch, T, input_size)" };
+            problems.push(format!("x must have shape {want}, got {} dimension(s) {:?}", t.shape.len(), t.shape));
+        } else if t.shape[ndim - 1] != n {
+            problems.push(format!("x has width {} but the network's input size is {n}", t.shape[ndim - 1]));
+        }
+    }
+    match (t, problems.is_empty()) {
+        (Some(t), true) => Ok(t),
+        _ => Err(to_pyerr(py, SimError::InvalidInput(problems))),
+    }
+}
+
 /// `v` itself when A is F, else `v` mapped by `f`.
 fn reuse_or_map<A: 'static, F: 'static>(v: Vec<A>, f: impl Fn(A) -> F) -> Vec<F> {
     match (Box::new(v) as Box<dyn Any>).downcast::<Vec<F>>() {

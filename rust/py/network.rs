@@ -9,7 +9,7 @@ use crate::num::custom_float::{with_format, Custom};
 use crate::num::dtype::Dtype;
 use crate::num::exact_vector::ExactVector;
 use crate::num::rational::rational_to_string;
-use crate::py::convert::{fraction_type, py_exact_vector, py_rationals, read_tensor, to_pyerr, Tensor, ToNumpy};
+use crate::py::convert::{fraction_type, py_exact_vector, py_rationals, read_input, read_tensor, to_pyerr, Tensor, ToNumpy};
 use crate::py::interrupt::run_interruptible;
 use crate::sim::exact_engine::ExactPlan;
 use crate::num::float::Float;
@@ -58,25 +58,6 @@ fn input_problem(msg: String) -> SimError {
 }
 
 impl PySimpleRnn {
-    /// Reads x of shape (T, n_in) or (B, T, n_in), checking the width.
-    fn read_x(&self, py: Python<'_>, x: &Bound<'_, PyAny>, exact: bool, ndim: usize) -> PyResult<Tensor> {
-        let mut problems = Vec::new();
-        let t = read_tensor("x", x, exact, &mut problems);
-        if let Some(t) = &t {
-            let n = self.net.input_size();
-            if t.shape.len() != ndim {
-                let want = if ndim == 2 { "(T, input_size)" } else { "(batch, T, input_size)" };
-                problems.push(format!("x must have shape {want}, got {} dimension(s) {:?}", t.shape.len(), t.shape));
-            } else if t.shape[ndim - 1] != n {
-                problems.push(format!("x has width {} but the network's input size is {n}", t.shape[ndim - 1]));
-            }
-        }
-        match (t, problems.is_empty()) {
-            (Some(t), true) => Ok(t),
-            (_, _) => Err(to_pyerr(py, SimError::InvalidInput(problems))),
-        }
-    }
-
     fn read_h0(&self, py: Python<'_>, h0: &Bound<'_, PyAny>, exact: bool, batch: Option<usize>) -> PyResult<Tensor> {
         let mut problems = Vec::new();
         let t = read_tensor("h0", h0, exact, &mut problems);
@@ -248,7 +229,7 @@ impl PySimpleRnn {
     fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<&Bound<'_, PyAny>>, max_bits: u64) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         let exact = dt == Dtype::Exact;
-        let x = self.read_x(py, x, exact, 2)?;
+        let x = read_input(py, x, exact, 2, self.net.input_size())?;
         let h0 = h0.map(|h| self.read_h0(py, h, exact, None)).transpose()?;
         let net = &*self.net;
         match dt {
@@ -296,7 +277,7 @@ impl PySimpleRnn {
             "final" => false,
             other => return Err(to_pyerr(py, input_problem(format!("keep must be \"all\" or \"final\", got {other:?}")))),
         };
-        let x = self.read_x(py, x, exact, 3)?;
+        let x = read_input(py, x, exact, 3, self.net.input_size())?;
         let (batch, steps) = (x.shape[0], x.shape[1]);
         let h0 = h0.map(|h| self.read_h0(py, h, exact, Some(batch))).transpose()?;
         let lengths = match lengths {

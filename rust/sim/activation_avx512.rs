@@ -28,11 +28,8 @@
 //! exponent (Boldo–Melquiond round-to-odd).
 
 use crate::num::round::{round_f64_in, BinaryFormat};
-use crate::sim::fast_sigmoid::Sigmoid;
-use crate::sim::fast_tanh::Tanh;
 use crate::sim::simd_round::{round_bf16, round_f16};
-pub use crate::sim::ziv::Func;
-use crate::sim::ziv::{Approximated, DELTA};
+use crate::sim::ziv::{Approximated, Func, DELTA};
 use std::arch::x86_64::*;
 
 /// The format the results are rounded to (values held in f32 lanes).
@@ -43,17 +40,9 @@ pub enum Target {
     Bf16,
 }
 
-/// The documented f64 value (num/float.rs): libm tanh, or 1/(1 + libm exp(−x)).
-fn documented(func: Func, x: f64) -> f64 {
-    match func {
-        Func::Tanh => Tanh::documented(x),
-        Func::Sigmoid => Sigmoid::documented(x),
-    }
-}
-
 /// round_F of the documented value: the scalar fallback.
-fn fallback(func: Func, target: Target, x: f32) -> f32 {
-    let v = documented(func, f64::from(x));
+fn fallback<A: Approximated>(target: Target, x: f32) -> f32 {
+    let v = A::documented(f64::from(x));
     match target {
         Target::F32 => v as f32,
         Target::F16 => round_f64_in(v, BinaryFormat::F16) as f32,
@@ -70,29 +59,28 @@ pub fn available() -> bool {
     })
 }
 
-/// `func` over `xs` in place, rounded to `target`; false (nothing done) when the CPU lacks
+/// `A` over `xs` in place, rounded to `target`; false (nothing done) when the CPU lacks
 /// AVX-512/FMA.
-pub fn apply(func: Func, target: Target, xs: &mut [f32]) -> bool {
+pub fn apply<A: Approximated>(target: Target, xs: &mut [f32]) -> bool {
     if !available() {
         return false;
     }
     // SAFETY: the CPU has every feature `run` is compiled for (checked above).
     unsafe {
-        match (func, target) {
-            (Func::Tanh, Target::F32) => run::<true, 0>(xs),
-            (Func::Tanh, Target::F16) => run::<true, 1>(xs),
-            (Func::Tanh, Target::Bf16) => run::<true, 2>(xs),
-            (Func::Sigmoid, Target::F32) => run::<false, 0>(xs),
-            (Func::Sigmoid, Target::F16) => run::<false, 1>(xs),
-            (Func::Sigmoid, Target::Bf16) => run::<false, 2>(xs),
+        match target {
+            Target::F32 => run::<A, 0>(xs),
+            Target::F16 => run::<A, 1>(xs),
+            Target::Bf16 => run::<A, 2>(xs),
         }
     }
     true
 }
 
+/// The target of the const parameter `T` of `run` (0 f32, 1 f16, 2 bf16).
+const TARGETS: [Target; 3] = [Target::F32, Target::F16, Target::Bf16];
+
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
-unsafe fn run<const TANH: bool, const T: u8>(xs: &mut [f32]) {
-    let (func, target) = (if TANH { Func::Tanh } else { Func::Sigmoid }, [Target::F32, Target::F16, Target::Bf16][T as usize]);
+unsafe fn run<A: Approximated, const T: u8>(xs: &mut [f32]) {
     let n = xs.len();
     let p = xs.as_mut_ptr();
     let mut i = 0;
@@ -101,7 +89,10 @@ unsafe fn run<const TANH: bool, const T: u8>(xs: &mut [f32]) {
         let live: __mmask16 = if m == 16 { 0xffff } else { (1u16 << m) - 1 };
         let x = _mm512_maskz_loadu_ps(live, p.add(i));
         let (lo, hi) = (_mm512_cvtps_pd(_mm512_castps512_ps256(x)), _mm512_cvtps_pd(_mm512_extractf32x8_ps::<1>(x)));
-        let (ylo, yhi) = if TANH { (tanh8(lo), tanh8(hi)) } else { (sigmoid8(lo), sigmoid8(hi)) };
+        let (ylo, yhi) = match A::FUNC {
+            Func::Tanh => (tanh8(lo), tanh8(hi)),
+            Func::Sigmoid => (sigmoid8(lo), sigmoid8(hi)),
+        };
         let (below, above) = (_mm512_set1_pd(1.0 - DELTA), _mm512_set1_pd(1.0 + DELTA));
         let down = join(to_f32::<T>(_mm512_mul_pd(ylo, below)), to_f32::<T>(_mm512_mul_pd(yhi, below)));
         let up = join(to_f32::<T>(_mm512_mul_pd(ylo, above)), to_f32::<T>(_mm512_mul_pd(yhi, above)));
@@ -114,8 +105,7 @@ unsafe fn run<const TANH: bool, const T: u8>(xs: &mut [f32]) {
         let undecided = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(down), _mm512_castps_si512(up)) & live;
         if undecided != 0 {
             for j in (0..m).filter(|j| undecided & (1 << j) != 0) {
-                let orig = _mm512_cvtpd_ps_lane(x, j);
-                *p.add(i + j) = fallback(func, target, orig);
+                *p.add(i + j) = fallback::<A>(TARGETS[T as usize], lane(x, j));
             }
         }
         i += m;
@@ -124,7 +114,7 @@ unsafe fn run<const TANH: bool, const T: u8>(xs: &mut [f32]) {
 
 /// Lane j of x.
 #[inline(always)]
-unsafe fn _mm512_cvtpd_ps_lane(x: __m512, j: usize) -> f32 {
+unsafe fn lane(x: __m512, j: usize) -> f32 {
     let mut buf = [0f32; 16];
     _mm512_storeu_ps(buf.as_mut_ptr(), x);
     buf[j]
@@ -218,6 +208,8 @@ unsafe fn sigmoid8(x: __m512d) -> __m512d {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::fast_sigmoid::Sigmoid;
+    use crate::sim::fast_tanh::Tanh;
 
     fn samples(seed: u64, count: usize) -> Vec<f32> {
         let mut s = seed;
@@ -243,16 +235,19 @@ mod tests {
             return;
         }
         let xs = samples(4242, 600_000);
-        for func in [Func::Tanh, Func::Sigmoid] {
-            for target in [Target::F32, Target::F16, Target::Bf16] {
-                // odd lengths exercise the masked tail
-                for len in [xs.len(), 1, 7, 17, 33] {
-                    let mut ys = xs[..len].to_vec();
-                    assert!(apply(func, target, &mut ys));
-                    for (&x, &y) in xs.iter().zip(&ys) {
-                        let want = fallback(func, target, x);
-                        assert!(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()), "{func:?} {target:?} {x:e}: {y:e} vs {want:e}");
-                    }
+        check::<Tanh>(&xs);
+        check::<Sigmoid>(&xs);
+    }
+
+    fn check<A: Approximated>(xs: &[f32]) {
+        for target in TARGETS {
+            // odd lengths exercise the masked tail
+            for len in [xs.len(), 1, 7, 17, 33] {
+                let mut ys = xs[..len].to_vec();
+                assert!(apply::<A>(target, &mut ys));
+                for (&x, &y) in xs.iter().zip(&ys) {
+                    let want = fallback::<A>(target, x);
+                    assert!(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()), "{:?} {target:?} {x:e}: {y:e} vs {want:e}", A::FUNC);
                 }
             }
         }
@@ -275,7 +270,7 @@ mod tests {
                 _mm512_storeu_pd(out[1].as_mut_ptr(), sigmoid8_entry(v));
                 (out[0][0], out[1][0])
             };
-            for (k, (got, want)) in [(t, x.tanh()), (s, documented(Func::Sigmoid, x))].into_iter().enumerate() {
+            for (k, (got, want)) in [(t, Tanh::documented(x)), (s, Sigmoid::documented(x))].into_iter().enumerate() {
                 if want.abs() > 1e-300 {
                     worst[k] = worst[k].max(((got - want) / want).abs());
                 }

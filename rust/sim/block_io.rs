@@ -12,7 +12,7 @@
 //!   calling thread). None of this changes a value: only where it is stored.
 
 use crate::error::SimResult;
-use crate::sim::lanes::{LaneFormat, Rounding};
+use crate::sim::lanes::LaneFormat;
 use crate::sim::pool::with_pool;
 use crate::sim::run::BatchSpec;
 use rayon::prelude::*;
@@ -29,24 +29,12 @@ pub fn lane_inputs<F: LaneFormat>(xs: &[F]) -> Cow<'_, [F::C]> {
     }
 }
 
-/// dst[i] = the format's value of the lane value src[i] (exact: lanes hold values of F).
-/// In fixed chunks of 8, so that short rows are copied inline rather than by a call.
+/// dst[i] = the format's value of the lane value src[i] (exact: lanes hold values of F),
+/// over the shorter of the two (`LaneFormat::from_lanes`).
 #[inline]
 pub fn store<F: LaneFormat>(dst: &mut [F], src: &[F::C]) {
     let n = dst.len().min(src.len());
-    let (dst, src) = (&mut dst[..n], &src[..n]);
-    if F::ROUNDING == Rounding::F16 || F::ROUNDING == Rounding::Bf16 {
-        return F::from_lanes(dst, src); // bulk conversions (F16C, bit shifts)
-    }
-    let mut d8 = dst.chunks_exact_mut(8);
-    let mut s8 = src.chunks_exact(8);
-    for (d, s) in (&mut d8).zip(&mut s8) {
-        let (d, s): (&mut [F; 8], &[F::C; 8]) = (d.try_into().expect("8"), s.try_into().expect("8"));
-        *d = s.map(F::from_lane);
-    }
-    for (d, &s) in d8.into_remainder().iter_mut().zip(s8.remainder()) {
-        *d = F::from_lane(s);
-    }
+    F::from_lanes(&mut dst[..n], &src[..n]);
 }
 
 /// Every row of `dst` (rows of `row.len()` values) set to `row`, in fixed chunks of 8

@@ -66,9 +66,20 @@ pub trait LaneFormat: Float {
     fn tanh_slice(v: &mut [Self::C]) {
         v.iter_mut().for_each(|x| *x = Self::tanh_l(*x));
     }
-    /// `from_lane` over a slice (exact; the half formats override it with bulk conversions).
+    /// `from_lane` over a slice (exact). In fixed chunks of 8, so that short rows are
+    /// copied inline rather than by a call; the half formats override it with bulk
+    /// conversions.
+    #[inline]
     fn from_lanes(dst: &mut [Self], src: &[Self::C]) {
-        dst.iter_mut().zip(src).for_each(|(d, &s)| *d = Self::from_lane(s));
+        let mut d8 = dst.chunks_exact_mut(8);
+        let mut s8 = src.chunks_exact(8);
+        for (d, s) in (&mut d8).zip(&mut s8) {
+            let (d, s): (&mut [Self; 8], &[Self::C; 8]) = (d.try_into().expect("8"), s.try_into().expect("8"));
+            *d = s.map(Self::from_lane);
+        }
+        for (d, &s) in d8.into_remainder().iter_mut().zip(s8.remainder()) {
+            *d = Self::from_lane(s);
+        }
     }
 }
 

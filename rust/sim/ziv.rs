@@ -52,7 +52,7 @@ pub fn slice_f32<A: Approximated>(xs: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
         use crate::sim::activation_avx512::{apply, Target};
-        if apply(A::FUNC, Target::F32, xs) {
+        if apply::<A>(Target::F32, xs) {
             return;
         }
         if std::arch::is_x86_feature_detected!("avx2") {
@@ -68,7 +68,7 @@ pub fn slice_half<A: Approximated>(xs: &mut [f32], fmt: BinaryFormat) {
     #[cfg(target_arch = "x86_64")]
     {
         use crate::sim::activation_avx512::{apply, Target};
-        if apply(A::FUNC, if fmt == BinaryFormat::F16 { Target::F16 } else { Target::Bf16 }, xs) {
+        if apply::<A>(if fmt == BinaryFormat::F16 { Target::F16 } else { Target::Bf16 }, xs) {
             return;
         }
     }
