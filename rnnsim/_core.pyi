@@ -58,9 +58,11 @@ class SimpleRNN:
         """Nonzero entries of V, W and b."""
     def params(self) -> dict[str, tuple[list[int], list[str]]]:
         """Exact parameters: V, W, b, h0 (and readout_w, readout_b) as (shape, ["p/q", ...])."""
-    def run(self, x: Tensor, dtype: str = "exact", h0: Tensor | None = None, max_bits: int = ...) -> dict[str, Any]:
+    def run(self, x: Tensor, dtype: str = "exact", h0: Tensor | None = None, max_bits: int = ...,
+            fma: bool = False) -> dict[str, Any]:
         """One sequence x (T, input): {"states": h_0..h_T, "outputs": y_0..y_T}; lists of
-        Fractions for "exact", numpy arrays of the format otherwise (bf16 as float32)."""
+        Fractions for "exact", numpy arrays of the format otherwise (bf16 as float32).
+        fma: every acc + w·z of the affine maps and the readout rounded once (fused)."""
     def run_batch(
         self,
         x: Tensor,
@@ -71,11 +73,13 @@ class SimpleRNN:
         keep: str = "all",
         max_bits: int = ...,
         progress: Callable[[int, int], None] | None = None,
+        fma: bool = False,
     ) -> dict[str, Any]:
         """A batch x (B, T, input), parallel over sequences with the GIL released:
         {"states" (B, T, d), "outputs" (B, T, out) when keep="all", "final" (1, B, d),
         "final_outputs" (B, out)}. Bitwise identical for any ``threads``; Ctrl-C raises
-        KeyboardInterrupt within a tick; ``progress(done, total)`` is called every 50 ms."""
+        KeyboardInterrupt within a tick; ``progress(done, total)`` is called every 50 ms.
+        fma: fused product-sums, as in ``run``."""
     def to_json(self, meta: str | None = None) -> str:
         """The versioned JSON text ({"format": "rnnsim.network", "version": 1, ...})."""
     @staticmethod
@@ -254,10 +258,11 @@ class CellNetwork:
         """Merrill 2019: sigmoid → sat_sigmoid, tanh → sign, slu → step; weights unchanged."""
     def relabel(self, label: str) -> CellNetwork: ...
     def run(self, x: Tensor, dtype: str = "exact", h0: list[Tensor | None] | None = None,
-            c0: list[Tensor | None] | None = None) -> dict[str, Any]:
+            c0: list[Tensor | None] | None = None, fma: bool = False) -> dict[str, Any]:
         """One sequence x (T, input): {"states" (T+1, H) top-layer h_0..h_T, "cells" (T+1, H)
         when the top layer has a cell state, "final": [h per layer], "final_c": [c or None]}.
-        h0/c0: one (H_l,) tensor per layer."""
+        h0/c0: one (H_l,) tensor per layer. fma: every acc + w·z of the affine maps (and
+        the 2RNN's bilinear sums) rounded once (fused)."""
     def run_batch(
         self,
         x: Tensor,
@@ -268,11 +273,12 @@ class CellNetwork:
         threads: int | None = None,
         keep: str = "all",
         progress: Callable[[int, int], None] | None = None,
+        fma: bool = False,
     ) -> dict[str, Any]:
         """A batch x (B, T, input), parallel over sequences, GIL released, bitwise identical
         for any ``threads``: {"states" (B, T, H), "cells" (B, T, H) (keep="all"), "final":
         [(B, H_l) per layer], "final_c": [(B, H_l) or None per layer]}. h0/c0: one (B, H_l)
-        tensor per layer. Exact runs return object arrays of Fractions."""
+        tensor per layer. Exact runs return object arrays of Fractions. fma: as in ``run``."""
     def to_json(self, meta: str | None = None) -> str:
         """{"format": "rnnsim.network", "version": 1, "kind": label, "layers": [...], "meta": ...}."""
     @staticmethod

@@ -133,22 +133,32 @@ class CellNetwork:
         raise_problems(InvalidInputError, problems)
         return payload
 
-    def run(self, x: Any, dtype: Any = "exact", h0: Any = None, c0: Any = None) -> Run:
+    def run(self, x: Any, dtype: Any = "exact", h0: Any = None, c0: Any = None, fma: bool = False) -> Run:
         """Runs one sequence ``x`` (T, input_size): ``states`` (T+1, hidden) = the top layer's
         h_0..h_T, ``cells`` (T+1, hidden) = its c_0..c_T when it has a cell state (LSTM,
         Doubling-LSTM, QRNN). ``h0``/``c0``: (layers, hidden) or (hidden,) for one layer.
-        dtype "exact" needs piecewise-linear gate functions (else UnsupportedError)."""
+        dtype "exact" needs piecewise-linear gate functions (else UnsupportedError).
+        ``fma=True`` fuses every product-sum step of the affine maps:
+        acc = fma(w, z, acc) = round(w·z + acc), one rounding instead of two, in the same
+        order (IEEE fusedMultiplyAdd; what BLAS and PyTorch use). Elementwise formulas and
+        the activations are unchanged. Exact runs are unaffected (nothing is rounded)."""
         name = _coerce.dtype_name(dtype)
-        res = self._core.run(self._inputs(x), name, self._starts("h0", h0, None), self._starts("c0", c0, None))
+        res = self._core.run(self._inputs(x), name, self._starts("h0", h0, None), self._starts("c0", c0, None),
+                             fma=bool(fma))
         return Run(states=res["states"], outputs=None, dtype=name, cells=res.get("cells"))
 
     def run_batch(self, x: Any, dtype: Any = "f32", h0: Any = None, c0: Any = None, lengths: Any = None,
-                  threads: int | None = None, keep: str = "all", progress: bool = False) -> BatchRun:
+                  threads: int | None = None, keep: str = "all", progress: bool = False,
+                  fma: bool = False) -> BatchRun:
         """Runs a batch ``x`` (B, T, input_size), PyTorch style: ``states`` (B, T, hidden) of
         the top layer (h_1..h_T), ``final`` (layers, B, hidden) and ``final_c`` (layers, B,
         hidden) of every layer (lists of per-layer arrays when the hidden sizes differ or only
         some layers have a cell state). ``h0``/``c0`` are (layers, B, hidden) as in PyTorch.
-        Parallel over sequences with the GIL released; bitwise identical for any ``threads``."""
+        Parallel over sequences with the GIL released; bitwise identical for any ``threads``.
+        ``fma=True`` fuses every product-sum step of the affine maps:
+        acc = fma(w, z, acc) = round(w·z + acc), one rounding instead of two, in the same
+        order (IEEE fusedMultiplyAdd; what BLAS and PyTorch use). Elementwise formulas and
+        the activations are unchanged. Exact runs are unaffected (nothing is rounded)."""
         name = _coerce.dtype_name(dtype)
         xs = self._inputs(x)
         lens = None if lengths is None else [int(v) for v in np.asarray(lengths).reshape(-1)]
@@ -156,7 +166,7 @@ class CellNetwork:
         h = self._starts("h0", h0, batch)
         c = self._starts("c0", c0, batch)
         with _progress_bar(progress, "simulating") as cb:
-            res = self._core.run_batch(xs, name, h, c, lens, threads, keep, progress=cb)
+            res = self._core.run_batch(xs, name, h, c, lens, threads, keep, progress=cb, fma=bool(fma))
         final = _stack_layers(res["final"])
         cells = [v for v in res["final_c"] if v is not None]
         if not cells:

@@ -221,17 +221,22 @@ class SimpleRNN:
         raise_problems(InvalidInputError, problems)
         return payload
 
-    def run(self, x: Any, dtype: Any = "exact", h0: Any = None, max_bits: int | None = None) -> Run:
+    def run(self, x: Any, dtype: Any = "exact", h0: Any = None, max_bits: int | None = None,
+            fma: bool = False) -> Run:
         """Runs one sequence ``x`` of shape (T, input_size); returns h_0..h_T and y_0..y_T.
 
         dtype: "exact" (rationals) or "f64" | "f32" | "bf16" | "f16". ``h0`` overrides the
         start state. ``max_bits`` caps exact numbers' size (LimitExceededError past it).
+        ``fma=True`` fuses every product-sum step of the affine maps (and the readout):
+        acc = fma(w, z, acc) = round(w·z + acc), one rounding instead of two, in the same
+        order (IEEE fusedMultiplyAdd; what BLAS and PyTorch use). Elementwise formulas and
+        the activations are unchanged. Exact runs are unaffected (nothing is rounded).
         """
         name = _coerce.dtype_name(dtype)
         xs = self._inputs("x", x)
         h = None if h0 is None else self._inputs("h0", h0)
-        kwargs = {} if max_bits is None else {"max_bits": int(max_bits)}
-        res = self._core.run(xs, name, h, **kwargs)
+        kwargs: dict[str, Any] = {} if max_bits is None else {"max_bits": int(max_bits)}
+        res = self._core.run(xs, name, h, fma=bool(fma), **kwargs)
         if name == "exact":
             states = _object_array(res["states"], 2)
             outputs = _object_array(res["outputs"], 2) if self.output_size else None
@@ -242,7 +247,7 @@ class SimpleRNN:
 
     def run_batch(self, x: Any, dtype: Any = "f32", h0: Any = None, c0: Any = None,
                   lengths: Any = None, threads: int | None = None, keep: str = "all",
-                  progress: bool = False, max_bits: int | None = None) -> BatchRun:
+                  progress: bool = False, max_bits: int | None = None, fma: bool = False) -> BatchRun:
         """Runs a batch ``x`` of shape (B, T, input_size) in parallel over sequences.
 
         The GIL is released, Ctrl-C stops the run within a fraction of a second
@@ -250,6 +255,10 @@ class SimpleRNN:
         ``h0``: (1, B, hidden) as in PyTorch (or (B, hidden)). ``lengths``: per-sequence
         lengths <= T. ``keep="final"`` stores only the final states. ``progress=True``
         shows a rich progress bar.
+        ``fma=True`` fuses every product-sum step of the affine maps (and the readout):
+        acc = fma(w, z, acc) = round(w·z + acc), one rounding instead of two, in the same
+        order (IEEE fusedMultiplyAdd; what BLAS and PyTorch use). Elementwise formulas and
+        the activations are unchanged. Exact runs are unaffected (nothing is rounded).
         """
         if c0 is not None:
             raise InvalidInputError("c0 is only meaningful for LSTM cells; a SimpleRNN has no cell state")
@@ -259,7 +268,7 @@ class SimpleRNN:
         lens = None if lengths is None else [int(v) for v in np.asarray(lengths).reshape(-1)]
         kwargs: dict[str, Any] = {} if max_bits is None else {"max_bits": int(max_bits)}
         with _progress_bar(progress, "simulating") as cb:
-            res = self._core.run_batch(xs, name, h, lens, threads, keep, progress=cb, **kwargs)
+            res = self._core.run_batch(xs, name, h, lens, threads, keep, progress=cb, fma=bool(fma), **kwargs)
         has_out = self.output_size > 0
         if name == "exact":
             states = _object_array(res["states"], 3) if "states" in res else None

@@ -84,7 +84,7 @@ fn groups(words: &[Vec<usize>], m: usize, budget: usize) -> Vec<&[Vec<usize>]> {
 fn batch_spec(group: &[Vec<usize>], threads: Option<usize>) -> (BatchSpec, Vec<usize>) {
     let lengths: Vec<usize> = group.iter().map(Vec::len).collect();
     let steps = lengths.iter().copied().max().unwrap_or(0);
-    (BatchSpec { batch: group.len(), steps, lengths: None, keep_all: false, threads }, lengths)
+    (BatchSpec { batch: group.len(), steps, lengths: None, keep_all: false, threads, fma: false }, lengths)
 }
 
 impl CompiledDfa {

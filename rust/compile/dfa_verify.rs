@@ -44,7 +44,7 @@ impl<F: Float> Expander for FloatExpander<F> {
     }
     fn root(&self) -> (Vec<F>, bool) {
         let mut y = vec![F::zero(); self.plan.n_out];
-        self.plan.output(&self.plan.h0, &mut y);
+        self.plan.output(&self.plan.h0, &mut y, false);
         (self.plan.h0.clone(), float_accepts(&y))
     }
     fn chunk(&self) -> usize {
@@ -62,7 +62,7 @@ impl<F: Float> Expander for FloatExpander<F> {
                 h0.extend_from_slice(&parents[p * d..(p + 1) * d]);
             }
         }
-        let spec = BatchSpec { batch: b * m, steps: 1, lengths: None, keep_all: false, threads: self.threads };
+        let spec = BatchSpec { batch: b * m, steps: 1, lengths: None, keep_all: false, threads: self.threads, fma: false };
         let r = run_batch_float(&self.plan, &xs, Some(&h0), &spec, ctl)?;
         let accept = r.final_outputs.chunks(self.plan.n_out.max(1)).map(float_accepts).collect();
         Ok((r.final_states, accept))

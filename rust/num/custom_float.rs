@@ -226,6 +226,37 @@ impl Custom {
         Custom::with(Some(info), from_big(&r, info))
     }
 
+    /// w·z + acc rounded once to a format that is not computed in f64 (`Path::Big`): the
+    /// exact rational rounded by `round_to_format`; a zero keeps IEEE's sign (−0 only for
+    /// (±0·x) + −0 with a negative product, or for a negative value that underflows).
+    /// With a ±∞ or NaN operand, the separate operations give the IEEE fma result, except
+    /// that a finite product must not overflow on its own next to an infinite addend.
+    fn wide_mul_add(self, z: Self, acc: Self, info: &'static FormatInfo) -> Self {
+        let (Some(a), Some(b), Some(c)) = (self.to_rational(), z.to_rational(), acc.to_rational()) else {
+            if self.to_rational().is_some() && z.to_rational().is_some() && acc.is_infinite() {
+                return Custom::with(Some(info), acc.v);
+            }
+            return self.mul(z).add(acc);
+        };
+        let product_zero = a == 0 || b == 0;
+        let exact = a * b + &c;
+        let neg = if exact == 0 {
+            product_zero && c == 0 && (self.is_sign_negative() != z.is_sign_negative()) && acc.is_sign_negative()
+        } else {
+            exact < 0
+        };
+        let v = match round_to_format(&exact, info.format) {
+            Rounded::Infinite { negative } if info.fits_in_f64 => Val::F(if negative { f64::NEG_INFINITY } else { f64::INFINITY }),
+            Rounded::Infinite { negative } => Val::W(Wide::Inf { neg: negative }),
+            Rounded::Finite(q) if q == 0 => {
+                if info.fits_in_f64 { Val::F(if neg { -0.0 } else { 0.0 }) } else { Val::W(Wide::Zero { neg }) }
+            }
+            Rounded::Finite(q) if info.fits_in_f64 => Val::F(f64::rounding_from(&q, Nearest).0),
+            Rounded::Finite(q) => from_big(&Big::from_rational_prec(q, u64::from(info.format.precision)).0, info),
+        };
+        Custom::with(Some(info), v)
+    }
+
     fn from_rounded_big(x: Big, info: &'static FormatInfo) -> Self {
         Custom::with(Some(info), from_big(&round_to(x, info.format), info))
     }
@@ -304,6 +335,17 @@ impl Float for Custom {
                 Custom::with(fmt, Val::F(round_f64_in(a * b, fmt.expect("set").format)))
             }
             _ => self.big_op(o, fmt.expect("a wide value has a format"), true),
+        }
+    }
+    fn mul_add(self, z: Self, acc: Self) -> Self {
+        let fmt = self.fmt.or(z.fmt).or(acc.fmt);
+        match (fmt.map(|f| f.path), self.v, z.v, acc.v) {
+            (None | Some(Path::Hardware64), Val::F(a), Val::F(b), Val::F(c)) => Custom::with(fmt, Val::F(a.mul_add(b, c))),
+            (Some(Path::F64ThenRound), Val::F(a), Val::F(b), Val::F(c)) => {
+                let f = fmt.expect("set").format;
+                Custom::with(fmt, Val::F(crate::num::fused::fma_via_odd(a, b, c, |v| round_f64_in(v, f))))
+            }
+            _ => self.wide_mul_add(z, acc, fmt.expect("a wide value has a format")),
         }
     }
     fn is_nan(self) -> bool {

@@ -39,6 +39,12 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     }
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
+    /// self · z + acc rounded once (fused multiply-add, `num::fused`). The default is the
+    /// round-to-odd emulation, correct for formats whose products are exact in f64.
+    #[inline(always)]
+    fn mul_add(self, z: Self, acc: Self) -> Self {
+        Self::from_f64_exact(crate::num::fused::fma_via_odd(self.to_f64(), z.to_f64(), acc.to_f64(), |v| Self::from_f64_rounded(v).to_f64()))
+    }
     fn is_nan(self) -> bool;
 
     /// Correctly rounded conversion of an exact rational (weights are exact; this is where
@@ -73,6 +79,8 @@ impl Float for f64 {
     fn add(self, o: Self) -> Self { self + o }
     #[inline(always)]
     fn mul(self, o: Self) -> Self { self * o }
+    #[inline(always)]
+    fn mul_add(self, z: Self, acc: Self) -> Self { f64::mul_add(self, z, acc) }
     fn is_nan(self) -> bool { f64::is_nan(self) }
 }
 
@@ -88,6 +96,10 @@ impl Float for f32 {
     fn add(self, o: Self) -> Self { self + o }
     #[inline(always)]
     fn mul(self, o: Self) -> Self { self * o }
+    /// Through f64 with round to odd (inlined; `f32::mul_add` is a libm call unless the
+    /// crate is compiled for FMA hardware).
+    #[inline(always)]
+    fn mul_add(self, z: Self, acc: Self) -> Self { crate::num::fused::odd_sum(self as f64 * z as f64, acc as f64) as f32 }
     fn is_nan(self) -> bool { f32::is_nan(self) }
     fn tanh(self) -> Self { (self as f64).tanh() as f32 }
 }

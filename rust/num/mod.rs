@@ -5,6 +5,7 @@ pub mod custom_format;
 pub mod dtype;
 pub mod exact_vector;
 pub mod float;
+pub mod fused;
 pub mod rational;
 pub mod round;
 pub mod scalar;

@@ -22,6 +22,9 @@ pub trait Scalar: Clone + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn add(&self, o: &Self) -> Self;
     /// a · b, rounded to the format.
     fn mul(&self, o: &Self) -> Self;
+    /// self · z + acc rounded once (the product-sum step of `fma=True` runs; exact for
+    /// rationals).
+    fn mul_add(&self, z: &Self, acc: &Self) -> Self;
     /// −a (exact in every format).
     fn neg(&self) -> Self;
     fn tanh(&self) -> Self;
@@ -54,6 +57,10 @@ macro_rules! float_scalar {
             #[inline(always)]
             fn mul(&self, o: &Self) -> Self {
                 Float::mul(*self, *o)
+            }
+            #[inline(always)]
+            fn mul_add(&self, z: &Self, acc: &Self) -> Self {
+                Float::mul_add(*self, *z, *acc)
             }
             #[inline(always)]
             fn neg(&self) -> Self {
@@ -99,6 +106,9 @@ impl Scalar for Rational {
     }
     fn mul(&self, o: &Self) -> Self {
         self * o
+    }
+    fn mul_add(&self, z: &Self, acc: &Self) -> Self {
+        self * z + acc
     }
     fn neg(&self) -> Self {
         -self

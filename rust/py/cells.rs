@@ -157,12 +157,12 @@ fn starts<S: PyScalar>(h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>) -> St
     Starts { h0: h0.map(|v| v.iter().map(S::from_tensor).collect()), c0: c0.map(|v| v.iter().map(S::from_tensor).collect()) }
 }
 
-fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: Tensor, h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>) -> PyResult<Py<PyAny>> {
+fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: Tensor, h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>, fma: bool) -> PyResult<Py<PyAny>> {
     let plan = net.plan::<S>(py)?;
     let steps = x.shape[0];
     let xs = S::into_vec(x);
     let st = starts::<S>(h0, c0);
-    let (states, cells, last) = run_interruptible(py, None, steps as u64, |ctl| plan.run_one(&xs, steps, &st, ctl))?;
+    let (states, cells, last) = run_interruptible(py, None, steps as u64, |ctl| plan.run_one(&xs, steps, &st, fma, ctl))?;
     let hsz = plan.top_hidden();
     let out = PyDict::new(py);
     out.set_item("states", S::to_py(py, states, vec![steps + 1, hsz])?)?;
@@ -332,27 +332,27 @@ impl PyCellNetwork {
 
     /// One sequence x (T, n): {"states": top h_0..h_T, "cells": top c_0..c_T (LSTM-like top),
     /// "final": [h per layer], "final_c": [c per layer or None]}.
-    #[pyo3(signature = (x, dtype="exact", h0=None, c0=None))]
-    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<Vec<Option<Bound<'_, PyAny>>>>, c0: Option<Vec<Option<Bound<'_, PyAny>>>>) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (x, dtype="exact", h0=None, c0=None, fma=false))]
+    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<Vec<Option<Bound<'_, PyAny>>>>, c0: Option<Vec<Option<Bound<'_, PyAny>>>>, fma: bool) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         let exact = dt == Dtype::Exact;
         let x = read_input(py, x, exact, 2, self.stack.input_size())?;
         let h0 = self.read_starts(py, "h0", h0, exact, None)?;
         let c0 = self.read_starts(py, "c0", c0, exact, None)?;
         match dt {
-            Dtype::Exact => run_one::<Rational>(py, self, x, h0.as_ref(), c0.as_ref()),
-            Dtype::F64 => run_one::<f64>(py, self, x, h0.as_ref(), c0.as_ref()),
-            Dtype::F32 => run_one::<f32>(py, self, x, h0.as_ref(), c0.as_ref()),
-            Dtype::Bf16 => run_one::<bf16>(py, self, x, h0.as_ref(), c0.as_ref()),
-            Dtype::F16 => run_one::<f16>(py, self, x, h0.as_ref(), c0.as_ref()),
-            Dtype::Custom(f) => with_format(f, || run_one::<Custom>(py, self, x, h0.as_ref(), c0.as_ref())),
+            Dtype::Exact => run_one::<Rational>(py, self, x, h0.as_ref(), c0.as_ref(), fma),
+            Dtype::F64 => run_one::<f64>(py, self, x, h0.as_ref(), c0.as_ref(), fma),
+            Dtype::F32 => run_one::<f32>(py, self, x, h0.as_ref(), c0.as_ref(), fma),
+            Dtype::Bf16 => run_one::<bf16>(py, self, x, h0.as_ref(), c0.as_ref(), fma),
+            Dtype::F16 => run_one::<f16>(py, self, x, h0.as_ref(), c0.as_ref(), fma),
+            Dtype::Custom(f) => with_format(f, || run_one::<Custom>(py, self, x, h0.as_ref(), c0.as_ref(), fma)),
         }
     }
 
     /// A batch x (B, T, n), parallel over sequences with the GIL released: {"states" (B, T, H),
     /// "cells" (B, T, H) (keep="all"; cells only for an LSTM-like top layer), "final": [(B, H_l)
     /// per layer], "final_c": [(B, H_l) or None per layer]}. Bitwise identical for any threads.
-    #[pyo3(signature = (x, dtype="f32", h0=None, c0=None, lengths=None, threads=None, keep="all", progress=None))]
+    #[pyo3(signature = (x, dtype="f32", h0=None, c0=None, lengths=None, threads=None, keep="all", progress=None, fma=false))]
     #[allow(clippy::too_many_arguments)]
     fn run_batch(
         &self,
@@ -365,6 +365,7 @@ impl PyCellNetwork {
         threads: Option<i64>,
         keep: &str,
         progress: Option<&Bound<'_, PyAny>>,
+        fma: bool,
     ) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         let exact = dt == Dtype::Exact;
@@ -385,7 +386,7 @@ impl PyCellNetwork {
             Some(t) if t < 1 => return Err(invalid_input(py, vec![format!("threads must be at least 1, got {t}")])),
             t => t.map(|t| t as usize),
         };
-        let spec = BatchSpec { batch, steps, lengths, keep_all, threads };
+        let spec = BatchSpec { batch, steps, lengths, keep_all, threads, fma };
         spec.validate().map_err(|e| to_pyerr(py, e))?;
         let (h, c) = (h0.as_ref(), c0.as_ref());
         match dt {

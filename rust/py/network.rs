@@ -93,12 +93,12 @@ pub fn dtype_name(py: Python<'_>, dtype: &str) -> PyResult<&'static str> {
     Ok(parse_dtype(py, dtype)?.name())
 }
 
-fn float_run<F: ToNumpy>(py: Python<'_>, this: &PySimpleRnn, x: Tensor, h0: Option<&Tensor>) -> PyResult<Py<PyAny>> {
+fn float_run<F: ToNumpy>(py: Python<'_>, this: &PySimpleRnn, x: Tensor, h0: Option<&Tensor>, fma: bool) -> PyResult<Py<PyAny>> {
     let plan = this.float_plan::<F>(py)?;
     let steps = x.shape[0];
     let xs: Vec<F> = x.into_format();
     let start: Vec<F> = h0.map_or_else(|| plan.h0.clone(), |h| h.to_format());
-    let (states, outputs) = run_interruptible(py, None, steps as u64, |ctl| run_float(&plan, &start, &xs, steps, ctl))?;
+    let (states, outputs) = run_interruptible(py, None, steps as u64, |ctl| run_float(&plan, &start, &xs, steps, fma, ctl))?;
     let out = PyDict::new(py);
     out.set_item("states", F::to_numpy(py, states, vec![steps + 1, plan.d])?)?;
     out.set_item("outputs", F::to_numpy(py, outputs, vec![steps + 1, plan.n_out])?)?;
@@ -225,8 +225,8 @@ impl PySimpleRnn {
     }
 
     /// Runs one sequence x (T, input_size): {"states": h_0..h_T, "outputs": y_0..y_T}.
-    #[pyo3(signature = (x, dtype="exact", h0=None, max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS))]
-    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<&Bound<'_, PyAny>>, max_bits: u64) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (x, dtype="exact", h0=None, max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, fma=false))]
+    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<&Bound<'_, PyAny>>, max_bits: u64, fma: bool) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         let exact = dt == Dtype::Exact;
         let x = read_input(py, x, exact, 2, self.net.input_size())?;
@@ -247,16 +247,16 @@ impl PySimpleRnn {
                 out.set_item("outputs", PyList::new(py, outputs)?)?;
                 Ok(out.into_any().unbind())
             }
-            Dtype::F64 => float_run::<f64>(py, self, x, h0.as_ref()),
-            Dtype::F32 => float_run::<f32>(py, self, x, h0.as_ref()),
-            Dtype::Bf16 => float_run::<bf16>(py, self, x, h0.as_ref()),
-            Dtype::F16 => float_run::<f16>(py, self, x, h0.as_ref()),
-            Dtype::Custom(c) => with_format(c, || float_run::<Custom>(py, self, x, h0.as_ref())),
+            Dtype::F64 => float_run::<f64>(py, self, x, h0.as_ref(), fma),
+            Dtype::F32 => float_run::<f32>(py, self, x, h0.as_ref(), fma),
+            Dtype::Bf16 => float_run::<bf16>(py, self, x, h0.as_ref(), fma),
+            Dtype::F16 => float_run::<f16>(py, self, x, h0.as_ref(), fma),
+            Dtype::Custom(c) => with_format(c, || float_run::<Custom>(py, self, x, h0.as_ref(), fma)),
         }
     }
 
     /// Runs a batch x (B, T, input_size) in parallel over sequences (GIL released).
-    #[pyo3(signature = (x, dtype="f32", h0=None, lengths=None, threads=None, keep="all", max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, progress=None))]
+    #[pyo3(signature = (x, dtype="f32", h0=None, lengths=None, threads=None, keep="all", max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, progress=None, fma=false))]
     #[allow(clippy::too_many_arguments)]
     fn run_batch(
         &self,
@@ -269,6 +269,7 @@ impl PySimpleRnn {
         keep: &str,
         max_bits: u64,
         progress: Option<&Bound<'_, PyAny>>,
+        fma: bool,
     ) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         let exact = dt == Dtype::Exact;
@@ -291,7 +292,7 @@ impl PySimpleRnn {
             Some(t) if t < 1 => return Err(to_pyerr(py, input_problem(format!("threads must be at least 1, got {t}")))),
             t => t.map(|t| t as usize),
         };
-        let spec = BatchSpec { batch, steps, lengths, keep_all, threads };
+        let spec = BatchSpec { batch, steps, lengths, keep_all, threads, fma };
         spec.validate().map_err(|e| to_pyerr(py, e))?;
         let net = &*self.net;
         match dt {

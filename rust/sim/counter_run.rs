@@ -87,7 +87,7 @@ impl<S: Scalar> CounterPlan<S> {
         for (l, layer) in self.plan.layers.iter().enumerate() {
             let (done, rest) = st.split_at_mut(l);
             let input = if l == 0 { &self.symbols[sym][..] } else { &done[l - 1][..self.plan.layers[l - 1].hidden()] };
-            layer.step(&rest[0], input, &mut buf.next[l], &mut buf.scratch[l]);
+            layer.step(&rest[0], input, &mut buf.next[l], &mut buf.scratch[l], false);
             std::mem::swap(&mut rest[0], &mut buf.next[l]);
         }
     }
@@ -126,7 +126,7 @@ impl<S: Scalar> CounterPlan<S> {
         let batch = words.len();
         let rep = |v: &Vec<S>| -> Vec<S> { (0..batch).flat_map(|_| v.iter().cloned()).collect() };
         let starts = Starts { h0: Some(self.h0.iter().map(rep).collect()), c0: Some(self.c0.iter().map(rep).collect()) };
-        let spec = BatchSpec { batch, steps, lengths: Some(words.iter().map(Vec::len).collect()), keep_all: false, threads };
+        let spec = BatchSpec { batch, steps, lengths: Some(words.iter().map(Vec::len).collect()), keep_all: false, threads, fma: false };
         let res = self.plan.run_batch(&xs, &starts, &spec, ctl)?;
         let top = &res.final_h[res.final_h.len() - 1];
         let hsz = self.plan.top_hidden();

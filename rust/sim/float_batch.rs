@@ -111,7 +111,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
     let finish = |s: usize, h: &[F::C], out: &mut BlockOut<'_, F>| {
         let fin = &mut out.finals[s * d..(s + 1) * d];
         store::<F>(fin, &h[s * up..s * up + d]);
-        plan.output(fin, &mut out.final_outputs[s * o..(s + 1) * o]);
+        plan.output(fin, &mut out.final_outputs[s * o..(s + 1) * o], spec.fma);
         ctl.advance(1);
     };
     let mut out = out;
@@ -123,8 +123,8 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
             done += 1;
         }
         fill_rows(&mut cur, &w.b);
-        accumulate::<F>(&w.wx, &xl[(first * t_max + t) * n..], t_max * n, ns, &mut cur);
-        accumulate::<F>(&w.v, &prev, up, ns, &mut cur);
+        accumulate::<F>(&w.wx, &xl[(first * t_max + t) * n..], t_max * n, ns, &mut cur, spec.fma);
+        accumulate::<F>(&w.v, &prev, up, ns, &mut cur, spec.fma);
         if whole_block {
             activate::<F>(plan.activation, &mut cur);
         } else {
@@ -139,7 +139,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
                 store::<F>(st, &cur[s * up..s * up + d]);
                 if o > 0 {
                     let oo = (s * t_max + t) * o;
-                    plan.output(st, &mut out.outputs[oo..oo + o]);
+                    plan.output(st, &mut out.outputs[oo..oo + o], spec.fma);
                 }
             }
         }

@@ -47,7 +47,7 @@ fn check<F: Float>(net: &SimpleRnn, batch: usize, steps: usize, seed: u64) {
         (false, Some(lengths.clone()), None, 3),
         (false, None, Some(h0.as_slice()), 2),
     ] {
-        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads) };
+        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads), fma: false };
         let want = run_batch_float_per_sequence(&plan, &xs, start, &spec, &Control::new()).unwrap();
         let got = try_lockstep(&plan, &xs, start, &spec, &Control::new()).expect("builtin").unwrap();
         let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
@@ -76,7 +76,7 @@ fn lockstep_equals_the_per_sequence_engine_bitwise() {
 fn lockstep_stops_on_cancel_and_custom_formats_are_not_lockstep() {
     let nw = net(4, 2, 1, Activation::Tanh, 3);
     let plan = FloatPlan::<f32>::new(&nw);
-    let spec = BatchSpec { batch: 8, steps: 10, lengths: None, keep_all: true, threads: Some(2) };
+    let spec = BatchSpec { batch: 8, steps: 10, lengths: None, keep_all: true, threads: Some(2), fma: false };
     let ctl = Control::new();
     ctl.cancel();
     let xs = vec![0.5f32; 8 * 10 * 2];
@@ -102,7 +102,7 @@ fn many_blocks_per_thread_equal_the_per_sequence_engine() {
     let steps = 3;
     let xs: Vec<f64> = (0..batch * steps * 3).map(|_| f64::from_rational(&r.weight())).collect();
     let lengths: Vec<usize> = (0..batch).map(|_| 1 + (r.next() as usize) % steps).collect();
-    let spec = BatchSpec { batch, steps, lengths: Some(lengths), keep_all: true, threads: Some(1) };
+    let spec = BatchSpec { batch, steps, lengths: Some(lengths), keep_all: true, threads: Some(1), fma: false };
     let want = run_batch_float_per_sequence(&plan, &xs, None, &spec, &Control::new()).unwrap();
     let got = try_lockstep(&plan, &xs, None, &spec, &Control::new()).expect("builtin").unwrap();
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();

@@ -6,7 +6,9 @@
 //!   acc = b_i;  acc = acc + W_ik·x_k for k = 0..n_in;  acc = acc + V_ij·h_j for j = 0..d;
 //!   h_i = σ(acc)
 //!
-//! and the readout likewise: y_o = c_o, then + w_oj·h_j for j = 0..d. The order never
+//! and the readout likewise: y_o = c_o, then + w_oj·h_j for j = 0..d. With `fma` (an
+//! `fma=True` run) each step acc = acc + w·z is instead acc = fma(w, z, acc), rounded once
+//! (`num::fused`), in the same order. The order never
 //! depends on the batch, the thread count or the data, so results are bitwise reproducible,
 //! and a numpy loop doing the same operations in float16/float32/float64 gets the same bits.
 
@@ -109,21 +111,15 @@ impl<F: Float> FloatPlan<F> {
     /// each unit still sees exactly b_i, then + W_ik x_k for k ascending, then + V_ij h_j
     /// for j ascending, every operation rounded.
     #[inline]
-    pub fn tick(&self, h: &[F], x: &[F], out: &mut [F]) {
+    pub fn tick(&self, h: &[F], x: &[F], out: &mut [F], fma: bool) {
         let d = self.d;
         let acc = &mut out[..d];
         acc.copy_from_slice(&self.b);
         for (k, &xk) in x.iter().enumerate() {
-            let col = &self.wt[k * d..(k + 1) * d];
-            for (a, &w) in acc.iter_mut().zip(col) {
-                *a = a.add(w.mul(xk));
-            }
+            column_step(acc, &self.wt[k * d..(k + 1) * d], xk, fma);
         }
         for (j, &hj) in h.iter().enumerate() {
-            let col = &self.vt[j * d..(j + 1) * d];
-            for (a, &v) in acc.iter_mut().zip(col) {
-                *a = a.add(v.mul(hj));
-            }
+            column_step(acc, &self.vt[j * d..(j + 1) * d], hj, fma);
         }
         for a in acc.iter_mut() {
             *a = activate(self.activation, *a);
@@ -132,14 +128,30 @@ impl<F: Float> FloatPlan<F> {
 
     /// Readout y = w h + c in the documented order.
     #[inline]
-    pub fn output(&self, h: &[F], out: &mut [F]) {
+    pub fn output(&self, h: &[F], out: &mut [F], fma: bool) {
         let d = self.d;
         for o in 0..self.n_out {
             let mut acc = self.ro_b[o];
             for j in 0..d {
-                acc = acc.add(self.ro_w[o * d + j].mul(h[j]));
+                let w = self.ro_w[o * d + j];
+                acc = if fma { w.mul_add(h[j], acc) } else { acc.add(w.mul(h[j])) };
             }
             out[o] = acc;
+        }
+    }
+}
+
+/// acc_i = acc_i + col_i·z for every unit i (one rounding per operation, or one per step
+/// when `fma`); the branch is outside the loop so that each loop vectorises.
+#[inline(always)]
+fn column_step<F: Float>(acc: &mut [F], col: &[F], z: F, fma: bool) {
+    if fma {
+        for (a, &w) in acc.iter_mut().zip(col) {
+            *a = w.mul_add(z, *a);
+        }
+    } else {
+        for (a, &w) in acc.iter_mut().zip(col) {
+            *a = a.add(w.mul(z));
         }
     }
 }
@@ -167,11 +179,11 @@ mod tests {
         let plan = FloatPlan::<f16>::new(&net);
         let x = [f16::ONE; 3];
         let mut out = [f16::ZERO; 3];
-        plan.tick(&plan.h0.clone(), &x, &mut out);
+        plan.tick(&plan.h0.clone(), &x, &mut out, false);
         assert_eq!(out[0].to_f64(), 2048.0);
         let p64 = FloatPlan::<f64>::new(&net);
         let mut o64 = [0.0; 3];
-        p64.tick(&p64.h0.clone(), &[1.0; 3], &mut o64);
+        p64.tick(&p64.h0.clone(), &[1.0; 3], &mut o64, false);
         assert_eq!(o64[0], 2050.0);
     }
 }

@@ -51,6 +51,11 @@ pub trait LaneFormat: Float {
     fn add_l(a: Self::C, b: Self::C) -> Self::C;
     /// a · b rounded to the format.
     fn mul_l(a: Self::C, b: Self::C) -> Self::C;
+    /// w · z + acc rounded once (`Float::mul_add`).
+    #[inline(always)]
+    fn fma_l(w: Self::C, z: Self::C, acc: Self::C) -> Self::C {
+        Self::from_lane(w).mul_add(Self::from_lane(z), Self::from_lane(acc)).to_lane()
+    }
     /// tanh as `Float::tanh` defines it.
     fn tanh_l(x: Self::C) -> Self::C {
         Self::from_lane(x).tanh().to_lane()

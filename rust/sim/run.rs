@@ -26,6 +26,8 @@ pub struct BatchSpec {
     /// keep every state and output (`keep="all"`), or only the final ones (`keep="final"`)
     pub keep_all: bool,
     pub threads: Option<usize>,
+    /// fused product-sums (`fma=True`): every acc + w·z of the affine maps rounded once
+    pub fma: bool,
 }
 
 impl BatchSpec {
@@ -93,18 +95,19 @@ pub fn run_exact(plan: &ExactPlan, h0: ExactVector, xs: &[Rational], steps: usiz
     Ok(ExactRun { states, outputs })
 }
 
-/// Float run of one sequence: flat (T+1)·d states and (T+1)·out outputs.
-pub fn run_float<F: Float>(plan: &FloatPlan<F>, h0: &[F], xs: &[F], steps: usize, ctl: &Control) -> SimResult<(Vec<F>, Vec<F>)> {
+/// Float run of one sequence: flat (T+1)·d states and (T+1)·out outputs (`fma`: fused
+/// product-sums, see `float_engine`).
+pub fn run_float<F: Float>(plan: &FloatPlan<F>, h0: &[F], xs: &[F], steps: usize, fma: bool, ctl: &Control) -> SimResult<(Vec<F>, Vec<F>)> {
     let (d, n, o) = (plan.d, plan.n_in, plan.n_out);
     let mut states = vec![F::zero(); (steps + 1) * d];
     let mut outputs = vec![F::zero(); (steps + 1) * o];
     states[..d].copy_from_slice(h0);
-    plan.output(h0, &mut outputs[..o]);
+    plan.output(h0, &mut outputs[..o], fma);
     for t in 0..steps {
         ctl.check()?;
         let (prev, next) = states.split_at_mut((t + 1) * d);
-        plan.tick(&prev[t * d..], &xs[t * n..(t + 1) * n], &mut next[..d]);
-        plan.output(&next[..d], &mut outputs[(t + 1) * o..(t + 2) * o]);
+        plan.tick(&prev[t * d..], &xs[t * n..(t + 1) * n], &mut next[..d], fma);
+        plan.output(&next[..d], &mut outputs[(t + 1) * o..(t + 2) * o], fma);
     }
     Ok((states, outputs))
 }
@@ -138,14 +141,14 @@ fn float_sequence<F: Float>(plan: &FloatPlan<F>, x: &[F], h0: &[F], len: usize, 
         if t % 64 == 0 {
             ctl.check()?;
         }
-        plan.tick(&h, &x[t * n..(t + 1) * n], &mut next);
+        plan.tick(&h, &x[t * n..(t + 1) * n], &mut next, spec.fma);
         std::mem::swap(&mut h, &mut next);
         if keep {
             states[t * d..(t + 1) * d].copy_from_slice(&h);
-            plan.output(&h, &mut outputs[t * o..(t + 1) * o]);
+            plan.output(&h, &mut outputs[t * o..(t + 1) * o], spec.fma);
         }
     }
-    plan.output(&h, &mut y);
+    plan.output(&h, &mut y, spec.fma);
     ctl.advance(1);
     Ok(SeqOut { states, last: h, outputs, last_out: y })
 }
@@ -270,7 +273,7 @@ mod tests {
         let xs: Vec<f32> = (0..bsz * t * 3).map(|i| ((i * 7919) % 13) as f32 / 13.0 - 0.5).collect();
         let lengths: Vec<usize> = (0..bsz).map(|b| (b * 3) % (t + 1)).collect();
         let run = |threads| {
-            let spec = BatchSpec { batch: bsz, steps: t, lengths: Some(lengths.clone()), keep_all: true, threads: Some(threads) };
+            let spec = BatchSpec { batch: bsz, steps: t, lengths: Some(lengths.clone()), keep_all: true, threads: Some(threads), fma: false };
             run_batch_float(&plan, &xs, None, &spec, &Control::new()).unwrap()
         };
         let one = run(1);
@@ -278,7 +281,7 @@ mod tests {
         assert_eq!(one, run(3));
         // a sequence's final state equals its own single run at its length
         let b = 5;
-        let (states, _) = run_float(&plan, &plan.h0, &xs[b * t * 3..], lengths[b], &Control::new()).unwrap();
+        let (states, _) = run_float(&plan, &plan.h0, &xs[b * t * 3..], lengths[b], false, &Control::new()).unwrap();
         assert_eq!(&one.final_states[b * 8..(b + 1) * 8], &states[lengths[b] * 8..]);
     }
 
@@ -288,7 +291,7 @@ mod tests {
         let plan = ExactPlan::new(&net, 1 << 20).unwrap();
         let (bsz, t) = (6, 12);
         let xs: Vec<Rational> = (0..bsz * t * 2).map(|i| Rational::from((i % 5) as i64 - 2) / Rational::from(3)).collect();
-        let spec = BatchSpec { batch: bsz, steps: t, lengths: None, keep_all: true, threads: Some(2) };
+        let spec = BatchSpec { batch: bsz, steps: t, lengths: None, keep_all: true, threads: Some(2), fma: false };
         let batch = run_batch_exact(&plan, &xs, None, &spec, &Control::new()).unwrap();
         for b in 0..bsz {
             let single = run_exact(&plan, plan.h0.clone(), &xs[b * t * 2..(b + 1) * t * 2], t, &Control::new()).unwrap();
@@ -296,7 +299,7 @@ mod tests {
                        single.states[1..].iter().map(|s| s.to_rationals()).collect::<Vec<_>>());
             assert_eq!(batch.final_outputs[b], single.outputs[t]);
         }
-        let bad = BatchSpec { batch: 2, steps: 3, lengths: Some(vec![4, 1, 9]), keep_all: true, threads: None };
+        let bad = BatchSpec { batch: 2, steps: 3, lengths: Some(vec![4, 1, 9]), keep_all: true, threads: None, fma: false };
         match bad.validate() {
             Err(SimError::InvalidInput(p)) => assert_eq!(p.len(), 3),
             other => panic!("{other:?}"),

@@ -108,7 +108,7 @@ impl<F: Float> NetTicker for FloatTicker<F> {
         self.x.clear();
         // a custom format's inputs are rounded to it: its scope is re-entered here
         in_format_scope(self.dtype, || self.x.extend(x.iter().map(F::from_rational)));
-        self.plan.tick(&self.h, &self.x, &mut self.next);
+        self.plan.tick(&self.h, &self.x, &mut self.next, false);
         std::mem::swap(&mut self.h, &mut self.next);
         Ok(())
     }
@@ -120,12 +120,12 @@ impl<F: Float> NetTicker for FloatTicker<F> {
     }
     fn output_f64(&self) -> Vec<f64> {
         let mut y = vec![F::zero(); self.plan.n_out];
-        self.plan.output(&self.h, &mut y);
+        self.plan.output(&self.h, &mut y, false);
         y.iter().map(|v| v.to_f64()).collect()
     }
     fn output(&self) -> Vec<Rational> {
         let mut y = vec![F::zero(); self.plan.n_out];
-        self.plan.output(&self.h, &mut y);
+        self.plan.output(&self.h, &mut y, false);
         y.into_iter().map(exact_of).collect()
     }
     fn bits(&self) -> u64 {
@@ -167,7 +167,7 @@ mod tests {
         let want = with_format(fmt, || {
             let plan = FloatPlan::<Custom>::new(&net);
             let x: Vec<Custom> = xs.iter().map(Custom::from_rational).collect();
-            let (states, _) = run_float(&plan, &plan.h0, &x, 3, &Control::new()).unwrap();
+            let (states, _) = run_float(&plan, &plan.h0, &x, 3, false, &Control::new()).unwrap();
             states[3].to_rational().unwrap()
         });
         assert_eq!(t.state(), vec![want.clone()]);

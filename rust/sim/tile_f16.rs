@@ -51,6 +51,9 @@ impl Ops for F16 {
     unsafe fn mul_splat(a: __m512i, p: *const u16) -> __m512i { vmulph_splat(a, p) }
     #[inline(always)]
     unsafe fn add(a: __m512i, b: __m512i) -> __m512i { vaddph(a, b) }
+    const FMA: bool = true;
+    #[inline(always)]
+    unsafe fn fma_splat(acc: __m512i, w: __m512i, p: *const u16) -> __m512i { vfmadd231ph_splat(acc, w, p) }
 }
 
 // The instructions (inlined into `run`, which has the same target features).
@@ -79,6 +82,15 @@ unsafe fn vaddph(a: __m512i, b: __m512i) -> __m512i {
     let r: __m512i;
     // SAFETY: as for vmulph.
     asm!("vaddph {r}, {a}, {b}", r = lateout(zmm_reg) r, a = in(zmm_reg) a, b = in(zmm_reg) b, options(pure, nomem, nostack, preserves_flags));
+    r
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512fp16")]
+unsafe fn vfmadd231ph_splat(acc: __m512i, w: __m512i, p: *const u16) -> __m512i {
+    let mut r = acc;
+    // SAFETY: as for vmulph_splat; r = w · [p] + r rounded once to binary16.
+    asm!("vfmadd231ph {r}, {w}, word ptr [{p}]{{1to32}}", r = inout(zmm_reg) r, w = in(zmm_reg) w, p = in(reg) p, options(pure, readonly, nostack, preserves_flags));
     r
 }
 
@@ -114,7 +126,7 @@ thread_local! {
 
 /// `tile_kernel::accumulate` for f16 in native arithmetic (see the module doc); `p` is the
 /// f32-lane packing, whose binary16 repacking is built on first use.
-pub(super) fn accumulate(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32]) {
+pub(super) fn accumulate(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32], fma: bool) {
     debug_assert!(available());
     let h = p.f16.get_or_init(|| Box::new(repack(p)));
     SCRATCH.with(|cell| {
@@ -123,13 +135,13 @@ pub(super) fn accumulate(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc:
         z16.resize(ns * p.k, 0);
         a16.resize(ns * h.up, 0);
         // SAFETY: `available()` (the caller checks it); slice bounds are checked by indexing.
-        unsafe { run(h, p.up, z, ldz, ns, acc, z16, a16) }
+        unsafe { run(h, p.up, z, ldz, ns, acc, z16, a16, fma) }
     })
 }
 
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512fp16,avx2,avx")]
-unsafe fn run(h: &Packed<u16>, up: usize, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32], z16: &mut [u16], a16: &mut [u16]) {
+unsafe fn run(h: &Packed<u16>, up: usize, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32], z16: &mut [u16], a16: &mut [u16], fma: bool) {
     let (k, uh) = (h.k, h.up);
     debug_assert!(up <= uh);
     for s in 0..ns {
@@ -137,10 +149,11 @@ unsafe fn run(h: &Packed<u16>, up: usize, z: &[f32], ldz: usize, ns: usize, acc:
         to_bits(&acc[s * up..(s + 1) * up], &mut a16[s * uh..s * uh + up]);
         a16[s * uh + up..(s + 1) * uh].fill(0);
     }
-    if h.pw == L {
-        drive::<F16, 1>(h, z16, k, ns, a16)
-    } else {
-        drive::<F16, 2>(h, z16, k, ns, a16)
+    match (h.pw == L, fma) {
+        (true, false) => drive::<F16, 1, false>(h, z16, k, ns, a16),
+        (false, false) => drive::<F16, 2, false>(h, z16, k, ns, a16),
+        (true, true) => drive::<F16, 1, true>(h, z16, k, ns, a16),
+        (false, true) => drive::<F16, 2, true>(h, z16, k, ns, a16),
     }
     for s in 0..ns {
         from_bits(&a16[s * uh..s * uh + up], &mut acc[s * up..(s + 1) * up]);
@@ -207,7 +220,7 @@ mod tests {
     }
 
     /// Checks one case; returns how many results were subnormal, infinite and NaN.
-    fn check(k: usize, units: usize, ns: usize, nr: usize, inf: bool, seed: u64) -> [usize; 3] {
+    fn check(k: usize, units: usize, ns: usize, nr: usize, inf: bool, seed: u64, fma: bool) -> [usize; 3] {
         let mut g = Gen(seed ^ (k * 1_000_003 + units * 1009 + ns * 17 + nr) as u64);
         let wt: Vec<f32> = (0..k * units).map(|_| g.value(false)).collect();
         let p = Packed::new(&wt, k, units, nr);
@@ -215,12 +228,16 @@ mod tests {
         let z: Vec<f32> = (0..ns * ldz).map(|_| g.value(inf)).collect();
         let init: Vec<f32> = (0..ns * p.up).map(|_| g.value(false)).collect();
         let mut native = init.clone();
-        accumulate(&p, &z, ldz, ns, &mut native);
+        accumulate(&p, &z, ldz, ns, &mut native, fma);
         let mut emulated = init.clone();
-        x86::accumulate_emulated_f16(&p, &z, ldz, ns, &mut emulated);
+        x86::accumulate_emulated_f16(&p, &z, ldz, ns, &mut emulated, fma);
         let mut loops = init.clone();
-        portable::<half::f16>(&p, &z, ldz, ns, &mut loops);
-        let what = format!("k {k} units {units} ns {ns} nr {nr} inf {inf}");
+        if fma {
+            portable::<half::f16, true>(&p, &z, ldz, ns, &mut loops);
+        } else {
+            portable::<half::f16, false>(&p, &z, ldz, ns, &mut loops);
+        }
+        let what = format!("k {k} units {units} ns {ns} nr {nr} inf {inf} fma {fma}");
         assert!(same(&emulated, &loops), "emulated tile vs portable loops, {what}");
         for s in 0..ns {
             for i in 0..units {
@@ -228,15 +245,28 @@ mod tests {
                 assert_eq!(got.to_bits(), want.to_bits(), "seq {s} unit {i}: {got:e} vs {want:e}, {what}");
             }
         }
-        // the sequential definition with the half crate's f16 arithmetic
+        // the sequential definition: the half crate's f16 arithmetic, or (fma) the exact
+        // product-sum rounded once by the rational rounding while everything is finite
         for s in 0..ns.min(3) {
             for i in 0..units {
                 let mut a = half::f16::from_f32(init[s * p.up + i]);
                 for kk in 0..k {
-                    a += half::f16::from_f32(wt[kk * units + i]) * half::f16::from_f32(z[s * ldz + kk]);
+                    let (w, zk) = (half::f16::from_f32(wt[kk * units + i]), half::f16::from_f32(z[s * ldz + kk]));
+                    a = match (fma, w.to_f64() * zk.to_f64() + a.to_f64()) {
+                        (false, _) => a + w * zk,
+                        (true, v) if v.is_finite() && a.is_finite() => {
+                            use malachite::Rational;
+                            let q = |x: half::f16| Rational::try_from(x.to_f64()).unwrap();
+                            let exact = crate::num::round::round_to_f64_in(&(q(w) * q(zk) + q(a)), crate::num::round::BinaryFormat::F16);
+                            // the rational rounding has no −0; the fused result's zero sign is IEEE's
+                            if exact == 0.0 { half::f16::from_f64(0.0) } else { half::f16::from_f64(exact) }
+                        }
+                        (true, _) => half::f16::from_f64(w.to_f64() * zk.to_f64() + a.to_f64()),
+                    };
                 }
                 let got = half::f16::from_f32(native[s * p.up + i]);
-                assert!(got.to_bits() == a.to_bits() || (got.is_nan() && a.is_nan()), "definition: {got} vs {a}, {what}");
+                let zeros = fma && got == a; // ±0 (the definition above does not track the sign)
+                assert!(got.to_bits() == a.to_bits() || zeros || (got.is_nan() && a.is_nan()), "definition: {got} vs {a}, {what}");
             }
         }
         let valid = (0..ns).flat_map(|s| native[s * p.up..s * p.up + units].iter().copied());
@@ -257,7 +287,7 @@ mod tests {
             let p = Packed::new(&wt, 1, 1, 1);
             let zz = [half::f16::from_bits(b).to_f32()];
             let mut acc = vec![0.0f32; p.up];
-            accumulate(&p, &zz, 1, 1, &mut acc);
+            accumulate(&p, &zz, 1, 1, &mut acc, false);
             let want = (half::f16::from_bits(a) * half::f16::from_bits(b)).to_f32();
             assert_eq!(acc[0].to_bits(), want.to_bits(), "{a:04x} · {b:04x}");
         }
@@ -274,8 +304,10 @@ mod tests {
         for (n, &(k, units, ns)) in shapes.iter().enumerate() {
             for nr in [1, 2] {
                 for inf in [false, true] {
-                    let c = check(k, units, ns, nr, inf, 7 + n as u64);
-                    (0..3).for_each(|j| seen[j] += c[j]);
+                    for fma in [false, true] {
+                        let c = check(k, units, ns, nr, inf, 7 + n as u64, fma);
+                        (0..3).for_each(|j| seen[j] += c[j]);
+                    }
                 }
             }
         }
@@ -290,7 +322,7 @@ mod tests {
         let mut g = Gen(2024);
         for round in 0..60 {
             let (k, units, ns) = (1 + g.next() as usize % 90, 1 + g.next() as usize % 140, 1 + g.next() as usize % 20);
-            check(k, units, ns, 1 + round % 2, round % 3 == 0, round as u64);
+            check(k, units, ns, 1 + round % 2, round % 3 == 0, round as u64, round % 2 == 1);
         }
     }
 }

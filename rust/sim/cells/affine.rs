@@ -5,7 +5,8 @@
 //!
 //!   acc = b_r;   acc = acc + w_{r,k}·z_k   for k = 0, 1, … (ascending),   out_r = acc
 //!
-//! with every product and every sum rounded to the format (no FMA); z may be the
+//! with every product and every sum rounded to the format, or with `fma` (an `fma=True`
+//! run) every step acc = fma(w_{r,k}, z_k, acc) rounded once (`num::fused`); z may be the
 //! concatenation of several vectors ([x_t ; h_{t−1}]), taken in the order given. For one
 //! sequence this is a matrix–vector product per step; a batched lock-step kernel replaces
 //! exactly these calls by one GEMM over the batch (and, for the input maps, which do not
@@ -44,7 +45,7 @@ impl<S: Scalar> DenseAffine<S> {
 
     /// out_r = b_r + Σ_k w_rk z_k over z = parts[0] ++ parts[1] ++ …, in the documented order.
     #[inline]
-    pub fn apply(&self, parts: &[&[S]], out: &mut [S]) {
+    pub fn apply(&self, parts: &[&[S]], out: &mut [S], fma: bool) {
         debug_assert_eq!(parts.iter().map(|p| p.len()).sum::<usize>(), self.cols);
         for (r, o) in out[..self.rows].iter_mut().enumerate() {
             let row = &self.w[r * self.cols..(r + 1) * self.cols];
@@ -52,7 +53,7 @@ impl<S: Scalar> DenseAffine<S> {
             let mut k = 0;
             for part in parts {
                 for z in part.iter() {
-                    acc = acc.add(&row[k].mul(z));
+                    acc = if fma { row[k].mul_add(z, &acc) } else { acc.add(&row[k].mul(z)) };
                     k += 1;
                 }
             }
@@ -74,11 +75,11 @@ mod tests {
         let a = DenseAffine::<f16>::new(&w, &[q(0)]);
         let mut out = [f16::ZERO];
         let one = [f16::ONE];
-        a.apply(&[&one, &[f16::ONE, f16::ONE]], &mut out);
+        a.apply(&[&one, &[f16::ONE, f16::ONE]], &mut out, false);
         assert_eq!(out[0].to_f64(), 2048.0);
         let e = DenseAffine::<Rational>::new(&w, &[q(0)]);
         let mut out = [q(0)];
-        e.apply(&[&[q(1), q(1), q(1)]], &mut out);
+        e.apply(&[&[q(1), q(1), q(1)]], &mut out, false);
         assert_eq!(out[0], q(2050));
     }
 }

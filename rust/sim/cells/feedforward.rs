@@ -48,7 +48,7 @@ impl<S: Scalar> FeedforwardPlan<S> {
         2 * self.layers.iter().map(|(a, _)| a.rows).max().unwrap_or(0)
     }
 
-    pub fn step(&self, state: &[S], x: &[S], next: &mut [S], scratch: &mut [S]) {
+    pub fn step(&self, state: &[S], x: &[S], next: &mut [S], scratch: &mut [S], fma: bool) {
         let hsz = self.hidden;
         let h = &state[..hsz];
         let half = scratch.len() / 2;
@@ -57,9 +57,9 @@ impl<S: Scalar> FeedforwardPlan<S> {
         let mut width = 0;
         for (l, (map, act)) in self.layers.iter().enumerate() {
             if l == 0 {
-                map.apply(&[x, h], other);
+                map.apply(&[x, h], other, fma);
             } else {
-                map.apply(&[&cur[..width]], other);
+                map.apply(&[&cur[..width]], other, fma);
             }
             for v in other[..map.rows].iter_mut() {
                 *v = activate(*act, v);

@@ -67,16 +67,16 @@ impl<S: Scalar> GatedPlan<S> {
 
     /// The two affine maps of the step (see the module doc).
     #[inline]
-    pub fn gate_affine(&self, x: &[S], h: &[S], gi: &mut [S], gh: &mut [S]) {
-        self.ih.apply(&[x], gi);
-        self.hh.apply(&[h], gh);
+    pub fn gate_affine(&self, x: &[S], h: &[S], gi: &mut [S], gh: &mut [S], fma: bool) {
+        self.ih.apply(&[x], gi, fma);
+        self.hh.apply(&[h], gh, fma);
     }
 
     /// state = [h | c] (c only for the LSTMs) → next, in the documented order.
-    pub fn step(&self, state: &[S], x: &[S], next: &mut [S], scratch: &mut [S]) {
+    pub fn step(&self, state: &[S], x: &[S], next: &mut [S], scratch: &mut [S], fma: bool) {
         let hsz = self.hidden;
         let (gi, gh) = scratch.split_at_mut(self.ih.rows);
-        self.gate_affine(x, &state[..hsz], gi, gh);
+        self.gate_affine(x, &state[..hsz], gi, gh, fma);
         match self.kind {
             GatedKind::Lstm | GatedKind::DoublingLstm => self.lstm_pointwise(state, gi, gh, next),
             GatedKind::Gru => self.gru_pointwise(&state[..hsz], gi, gh, next),

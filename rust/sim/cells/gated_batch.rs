@@ -134,8 +134,8 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             let (input, ldz) = if l == 0 { (&xl[(first * t_max + t) * n..], t_max * n) } else { (&below[l - 1].h[..], gated[l - 1].hidden) };
             fill_rows(&mut lb.gi, &w.b_ih);
             fill_rows(&mut lb.gh, &w.b_hh);
-            accumulate::<F>(&w.ih, input, ldz, ns, &mut lb.gi);
-            accumulate::<F>(&w.hh, &lb.h, g.hidden, ns, &mut lb.gh);
+            accumulate::<F>(&w.ih, input, ldz, ns, &mut lb.gi, spec.fma);
+            accumulate::<F>(&w.hh, &lb.h, g.hidden, ns, &mut lb.gh, spec.fma);
             let rows = GateRows { ns, gi: &lb.gi, stride_i: w.ih.up, gh: &lb.gh, stride_h: w.hh.up };
             match g.kind {
                 GatedKind::Gru => gru_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, act),

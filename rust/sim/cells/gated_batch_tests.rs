@@ -57,7 +57,7 @@ fn check<F: LaneFormat + Scalar>(net: &Stack, batch: usize, steps: usize, seed: 
         (false, Some(lengths.clone()), Starts { h0: None, c0: None }, 3),
         (false, None, starts.clone(), 2),
     ] {
-        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads) };
+        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads), fma: false };
         let want = plan.run_batch_per_sequence(&xs, &st, &spec, &Control::new()).unwrap();
         let got = try_lockstep(&plan, &xs, &st, &spec, &Control::new()).expect("gated, builtin").unwrap();
         let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
@@ -99,7 +99,7 @@ fn non_gated_stacks_and_custom_formats_are_not_lockstep() {
     use crate::num::custom_float::{with_format, Custom};
     use crate::num::custom_format::CustomFormat;
     let net = Stack::new("lstm", vec![gated("lstm", 2, 1, 1, &[])]).unwrap();
-    let spec = BatchSpec { batch: 2, steps: 3, lengths: None, keep_all: true, threads: Some(1) };
+    let spec = BatchSpec { batch: 2, steps: 3, lengths: None, keep_all: true, threads: Some(1), fma: false };
     with_format(CustomFormat::new(10, 5).unwrap(), || {
         let p = StackPlan::<Custom>::new(&net).unwrap();
         let xs = vec![Custom::one(); 6];
@@ -126,7 +126,7 @@ fn many_blocks_per_thread_and_lengths_that_all_pass_the_first_ticks() {
     let lengths: Vec<usize> = (0..batch).map(|_| 3 + (r.next() as usize) % 4).collect();
     let none = Starts { h0: None, c0: None };
     for keep_all in [true, false] {
-        let spec = BatchSpec { batch, steps, lengths: Some(lengths.clone()), keep_all, threads: Some(1) };
+        let spec = BatchSpec { batch, steps, lengths: Some(lengths.clone()), keep_all, threads: Some(1), fma: false };
         let want = plan.run_batch_per_sequence(&xs, &none, &spec, &Control::new()).unwrap();
         let got = try_lockstep(&plan, &xs, &none, &spec, &Control::new()).expect("gated").unwrap();
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();

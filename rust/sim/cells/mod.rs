@@ -104,12 +104,13 @@ impl<S: Scalar> LayerPlan<S> {
 
     /// One time step: `next` = the layer's state after reading `x` in state `state`.
     #[inline]
-    pub fn step(&self, state: &[S], x: &[S], next: &mut [S], scratch: &mut [S]) {
+    /// `fma`: fused product-sums in the affine maps (`cells::affine`).
+    pub fn step(&self, state: &[S], x: &[S], next: &mut [S], scratch: &mut [S], fma: bool) {
         match self {
-            LayerPlan::Gated(p) => p.step(state, x, next, scratch),
-            LayerPlan::Qrnn(p) => p.step(state, x, next, scratch),
-            LayerPlan::SecondOrder(p) => p.step(state, x, next, scratch),
-            LayerPlan::Feedforward(p) => p.step(state, x, next, scratch),
+            LayerPlan::Gated(p) => p.step(state, x, next, scratch, fma),
+            LayerPlan::Qrnn(p) => p.step(state, x, next, scratch, fma),
+            LayerPlan::SecondOrder(p) => p.step(state, x, next, scratch, fma),
+            LayerPlan::Feedforward(p) => p.step(state, x, next, scratch, fma),
         }
     }
 }

@@ -41,14 +41,14 @@ impl<S: Scalar> QrnnPlan<S> {
 
     /// The gate pre-activations of one step: pre = b + W [x_t ; x_{t−1} ; … ; x_{t−k+1}].
     #[inline]
-    pub fn gate_affine(&self, x: &[S], past: &[S], pre: &mut [S]) {
-        self.map.apply(&[x, past], pre);
+    pub fn gate_affine(&self, x: &[S], past: &[S], pre: &mut [S], fma: bool) {
+        self.map.apply(&[x, past], pre, fma);
     }
 
-    pub fn step(&self, state: &[S], x: &[S], next: &mut [S], scratch: &mut [S]) {
+    pub fn step(&self, state: &[S], x: &[S], next: &mut [S], scratch: &mut [S], fma: bool) {
         let hsz = self.hidden;
         let past = &state[2 * hsz..];
-        self.gate_affine(x, past, scratch);
+        self.gate_affine(x, past, scratch, fma);
         let pre = &*scratch;
         for u in 0..hsz {
             let z = activate(self.candidate, &pre[u]);

@@ -78,7 +78,8 @@ impl<S: Scalar> StackPlan<S> {
             .collect()
     }
 
-    fn sequence(&self, x: &[S], mut states: Vec<Vec<S>>, len: usize, steps: usize, keep_all: bool, ctl: &Control) -> SimResult<SeqOut<S>> {
+    #[allow(clippy::too_many_arguments)]
+    fn sequence(&self, x: &[S], mut states: Vec<Vec<S>>, len: usize, steps: usize, keep_all: bool, fma: bool, ctl: &Control) -> SimResult<SeqOut<S>> {
         let n = self.input;
         let top = self.layers.len() - 1;
         let hsz = self.top_hidden();
@@ -99,7 +100,7 @@ impl<S: Scalar> StackPlan<S> {
             for (l, layer) in self.layers.iter().enumerate() {
                 let (done, rest) = states.split_at_mut(l);
                 let input = if l == 0 { xt } else { &done[l - 1][..self.layers[l - 1].hidden()] };
-                layer.step(&rest[0], input, &mut next[l], &mut scratch[l]);
+                layer.step(&rest[0], input, &mut next[l], &mut scratch[l], fma);
                 std::mem::swap(&mut rest[0], &mut next[l]);
             }
             if keep_all {
@@ -114,7 +115,8 @@ impl<S: Scalar> StackPlan<S> {
 
     /// One sequence x (T, n) flat: the top layer's h_0..h_T ((T+1)·H), its c_0..c_T when it
     /// has a cell state (else empty), and every layer's final state [h | c | …].
-    pub fn run_one(&self, x: &[S], steps: usize, starts: &Starts<S>, ctl: &Control) -> SimResult<SingleRun<S>> {
+    /// `fma`: fused product-sums in the affine maps.
+    pub fn run_one(&self, x: &[S], steps: usize, starts: &Starts<S>, fma: bool, ctl: &Control) -> SimResult<SingleRun<S>> {
         self.check_starts(starts, 1)?;
         let init = self.starts_of(starts, 0);
         let top = &init[init.len() - 1];
@@ -122,7 +124,7 @@ impl<S: Scalar> StackPlan<S> {
         let mut states = top[..hsz].to_vec();
         let top_cell = self.layers[self.layers.len() - 1].has_cell_state();
         let mut cells = if top_cell { top[hsz..2 * hsz].to_vec() } else { Vec::new() };
-        let seq = self.sequence(x, init, steps, steps, true, ctl)?;
+        let seq = self.sequence(x, init, steps, steps, true, fma, ctl)?;
         states.extend(seq.states);
         cells.extend(seq.cells);
         Ok((states, cells, seq.last))
@@ -146,7 +148,7 @@ impl<S: Scalar> StackPlan<S> {
             (0..spec.batch)
                 .into_par_iter()
                 .map(|b| {
-                    let r = self.sequence(&xs[b * per..(b + 1) * per], self.starts_of(starts, b), spec.length(b), spec.steps, spec.keep_all, ctl);
+                    let r = self.sequence(&xs[b * per..(b + 1) * per], self.starts_of(starts, b), spec.length(b), spec.steps, spec.keep_all, spec.fma, ctl);
                     ctl.advance(1);
                     r
                 })

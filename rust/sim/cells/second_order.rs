@@ -46,11 +46,13 @@ impl<S: Scalar> SecondOrderPlan<S> {
         }
     }
 
-    pub fn step(&self, state: &[S], x: &[S], next: &mut [S], scratch: &mut [S]) {
+    pub fn step(&self, state: &[S], x: &[S], next: &mut [S], scratch: &mut [S], fma: bool) {
         let (hsz, n) = (self.hidden, self.input);
         let h = &state[..hsz];
         let (acc, rest) = scratch.split_at_mut(hsz);
-        self.linear.apply(&[x, h], acc);
+        self.linear.apply(&[x, h], acc, fma);
+        // acc + w·z, fused or not (the product-sums of the bilinear term)
+        let mac = |acc: &S, w: &S, z: &S| if fma { w.mul_add(z, acc) } else { acc.add(&w.mul(z)) };
         match &self.a {
             BilinearPlan::Full(a) => {
                 for (i, acc_i) in acc.iter_mut().enumerate() {
@@ -58,9 +60,9 @@ impl<S: Scalar> SecondOrderPlan<S> {
                         let base = (i * hsz + j) * n;
                         let mut m = S::zero();
                         for (k, xk) in x.iter().enumerate() {
-                            m = m.add(&a[base + k].mul(xk));
+                            m = mac(&m, &a[base + k], xk);
                         }
-                        *acc_i = acc_i.add(&m.mul(hj));
+                        *acc_i = mac(acc_i, &m, hj);
                     }
                 }
             }
@@ -68,14 +70,14 @@ impl<S: Scalar> SecondOrderPlan<S> {
                 let rank = q.rows;
                 let (sx, rest) = rest.split_at_mut(rank);
                 let (qh, prod) = rest.split_at_mut(rank);
-                s.apply(&[x], sx);
-                q.apply(&[h], qh);
+                s.apply(&[x], sx, fma);
+                q.apply(&[h], qh, fma);
                 for ((pr, a), b) in prod.iter_mut().zip(qh.iter()).zip(sx.iter()) {
                     *pr = a.mul(b);
                 }
                 for (i, acc_i) in acc.iter_mut().enumerate() {
                     for (w, pr) in p.w[i * rank..(i + 1) * rank].iter().zip(prod.iter()) {
-                        *acc_i = acc_i.add(&w.mul(pr));
+                        *acc_i = mac(acc_i, w, pr);
                     }
                 }
             }

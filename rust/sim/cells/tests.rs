@@ -61,7 +61,7 @@ fn one_lstm_step_by_hand() {
     );
     let plan = StackPlan::<Rational>::new(&stack(vec![c])).unwrap();
     let starts = Starts { h0: None, c0: Some(vec![vec![q(5, 1)]]) };
-    let (h, c, _) = plan.run_one(&[q(2, 1)], 1, &starts, &Control::new()).unwrap();
+    let (h, c, _) = plan.run_one(&[q(2, 1)], 1, &starts, false, &Control::new()).unwrap();
     // i = 2, f = 4, g = 6, o = 1: c = 4·5 + 2·6 = 32, h = 1·32
     assert_eq!(c, vec![q(5, 1), q(32, 1)]);
     assert_eq!(h, vec![q(0, 1), q(32, 1)]);
@@ -82,7 +82,7 @@ fn gru_step_by_hand_applies_r_to_the_hidden_bias() {
     );
     let plan = StackPlan::<Rational>::new(&stack(vec![c])).unwrap();
     let starts = Starts { h0: Some(vec![vec![q(2, 1)]]), c0: None };
-    let (h, _, _) = plan.run_one(&[q(2, 1)], 1, &starts, &Control::new()).unwrap();
+    let (h, _, _) = plan.run_one(&[q(2, 1)], 1, &starts, false, &Control::new()).unwrap();
     // r = 2, z = 1, gh_n = 2 + 3 = 5, n = 2 + 2·5 = 12, h' = 12 + 1·(2 − 12) = 2
     assert_eq!(h, vec![q(2, 1), q(2, 1)]);
 }
@@ -96,8 +96,8 @@ fn saturated_lstm_runs_exactly_and_f64_agrees() {
     let float = StackPlan::<f64>::new(&sat).unwrap();
     let x = vals(40 * 2, 5);
     let xf: Vec<f64> = x.iter().map(|v| f64::try_from(v).unwrap()).collect();
-    let (he, ce, _) = exact.run_one(&x, 40, &Starts::default(), &Control::new()).unwrap();
-    let (hf, cf, _) = float.run_one(&xf, 40, &Starts::default(), &Control::new()).unwrap();
+    let (he, ce, _) = exact.run_one(&x, 40, &Starts::default(), false, &Control::new()).unwrap();
+    let (hf, cf, _) = float.run_one(&xf, 40, &Starts::default(), false, &Control::new()).unwrap();
     let conv = |v: &[Rational]| v.iter().map(|r| f64::try_from(r).unwrap()).collect::<Vec<f64>>();
     assert_eq!(conv(&he), hf);
     assert_eq!(conv(&ce), cf);
@@ -112,7 +112,7 @@ fn batch_is_bitwise_identical_for_any_thread_count() {
     let xs: Vec<f32> = (0..b * t * 3).map(|i| ((i * 7919) % 13) as f32 / 13.0 - 0.5).collect();
     let lengths: Vec<usize> = (0..b).map(|i| (i * 5) % (t + 1)).collect();
     let run = |threads| {
-        let spec = BatchSpec { batch: b, steps: t, lengths: Some(lengths.clone()), keep_all: true, threads: Some(threads) };
+        let spec = BatchSpec { batch: b, steps: t, lengths: Some(lengths.clone()), keep_all: true, threads: Some(threads), fma: false };
         plan.run_batch(&xs, &Starts::default(), &spec, &Control::new()).unwrap()
     };
     let one = run(1);
@@ -120,7 +120,7 @@ fn batch_is_bitwise_identical_for_any_thread_count() {
     assert_eq!(one, run(3));
     // the final state of a short sequence equals its single run at its length
     let s = 4;
-    let (h, _, last) = plan.run_one(&xs[s * t * 3..s * t * 3 + lengths[s] * 3], lengths[s], &Starts::default(), &Control::new()).unwrap();
+    let (h, _, last) = plan.run_one(&xs[s * t * 3..s * t * 3 + lengths[s] * 3], lengths[s], &Starts::default(), false, &Control::new()).unwrap();
     assert_eq!(&one.final_h[1][s * 4..(s + 1) * 4], &h[lengths[s] * 4..]);
     assert_eq!(&one.final_c[0].as_ref().unwrap()[s * 4..(s + 1) * 4], &last[0][4..8]);
     assert!(one.final_c[1].is_none());
@@ -136,7 +136,7 @@ fn qrnn_window_sees_the_last_k_inputs() {
     );
     let plan = StackPlan::<Rational>::new(&stack(vec![c])).unwrap();
     let x = vec![q(1, 1), q(2, 1), q(3, 1), q(4, 1)];
-    let (h, _, _) = plan.run_one(&x, 4, &Starts::default(), &Control::new()).unwrap();
+    let (h, _, _) = plan.run_one(&x, 4, &Starts::default(), false, &Control::new()).unwrap();
     assert_eq!(h, vec![q(0, 1), q(1, 1), q(12, 1), q(123, 1), q(234, 1)]);
 }
 
@@ -162,7 +162,7 @@ fn second_order_full_tensor_equals_its_cp_factors() {
     let full = common(vec![("A", vec![h, h, n], a)]);
     let cp = common(vec![("A_out", vec![h, r], p), ("A_h", vec![r, h], qq), ("A_x", vec![r, n], s)]);
     let x = vals(6 * n, 9);
-    let run = |c: Cell| StackPlan::<Rational>::new(&stack(vec![c])).unwrap().run_one(&x, 6, &Starts::default(), &Control::new()).unwrap().0;
+    let run = |c: Cell| StackPlan::<Rational>::new(&stack(vec![c])).unwrap().run_one(&x, 6, &Starts::default(), false, &Control::new()).unwrap().0;
     assert_eq!(run(full), run(cp));
 }
 
@@ -178,7 +178,7 @@ fn simple_layer_and_one_layer_mlp_match_the_simple_rnn_engine() {
     }
     let mlp = cell("mlp", &[("weight_0", vec![h, n + h], wv), ("bias_0", vec![h], b.clone())], &[("activation_0", "slu")]);
     let x = vals(10 * n, 4);
-    let run = |c: Cell| StackPlan::<Rational>::new(&stack(vec![c])).unwrap().run_one(&x, 10, &Starts::default(), &Control::new()).unwrap().0;
+    let run = |c: Cell| StackPlan::<Rational>::new(&stack(vec![c])).unwrap().run_one(&x, 10, &Starts::default(), false, &Control::new()).unwrap().0;
     let Cell::Simple(net) = simple.clone() else { unreachable!() };
     let reference = run_exact(&ExactPlan::new(&net, DEFAULT_MAX_BITS).unwrap(), ExactPlan::new(&net, DEFAULT_MAX_BITS).unwrap().h0, &x, 10, &Control::new()).unwrap();
     let flat: Vec<Rational> = reference.states.iter().flat_map(|s| s.to_rationals()).collect();
@@ -190,7 +190,7 @@ fn simple_layer_and_one_layer_mlp_match_the_simple_rnn_engine() {
 fn residual_cell_adds_the_old_state() {
     let c = cell("residual", &[("V", vec![1, 1], vec![q(0, 1)]), ("W", vec![1, 1], vec![q(1, 1)])], &[("activation", "sign")]);
     let plan = StackPlan::<Rational>::new(&stack(vec![c])).unwrap();
-    let (h, _, _) = plan.run_one(&[q(3, 1), q(-1, 2), q(0, 1), q(1, 4)], 4, &Starts::default(), &Control::new()).unwrap();
+    let (h, _, _) = plan.run_one(&[q(3, 1), q(-1, 2), q(0, 1), q(1, 4)], 4, &Starts::default(), false, &Control::new()).unwrap();
     assert_eq!(h, vec![q(0, 1), q(1, 1), q(0, 1), q(0, 1), q(1, 1)]);
 }
 
@@ -209,7 +209,7 @@ fn doubling_lstm_can_double_the_cell() {
     );
     let plan = StackPlan::<Rational>::new(&stack(vec![c])).unwrap();
     let starts = Starts { h0: None, c0: Some(vec![vec![q(3, 1)]]) };
-    let (_, c, _) = plan.run_one(&vec![q(0, 1); 4], 4, &starts, &Control::new()).unwrap();
+    let (_, c, _) = plan.run_one(&vec![q(0, 1); 4], 4, &starts, false, &Control::new()).unwrap();
     assert_eq!(c, vec![q(3, 1), q(6, 1), q(12, 1), q(24, 1), q(48, 1)]);
 }
 
