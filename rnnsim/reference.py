@@ -137,11 +137,26 @@ def round_fraction(x: Fraction, fmt: str | tuple[int, int, int]) -> float:
     return sign * float(value)
 
 
-class _Fmt:
-    """Scalar arithmetic of one format on numpy scalars, each result rounded to the format."""
+def _fma_specials(w: float, z: float, acc: float) -> float:
+    """w*z + acc when an operand is ±inf or nan (IEEE: a finite product never overflows on
+    its own inside an fma, so it only matters as 0 next to an infinite addend)."""
+    prod = w * z if not (math.isfinite(w) and math.isfinite(z)) else 0.0
+    return prod + (acc if not math.isfinite(acc) else 0.0)
 
-    def __init__(self, fmt: str) -> None:
+
+def _fused_zero_is_negative(w: float, z: float, acc: float) -> bool:
+    """IEEE 754 §6.3: an exactly zero w*z + acc is -0 only when the (zero) product and the
+    addend are both -0; otherwise +0 in round-to-nearest."""
+    return w * z == 0 and acc == 0 and math.copysign(1.0, w) * math.copysign(1.0, z) < 0 and math.copysign(1.0, acc) < 0
+
+
+class _Fmt:
+    """Scalar arithmetic of one format on numpy scalars, each result rounded to the format.
+    ``fma=True``: the product-sum step ``mac`` is one fused, once-rounded operation."""
+
+    def __init__(self, fmt: str, fma: bool = False) -> None:
         self.fmt = fmt
+        self.fused = fma
         self.np = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.float32}[fmt]
 
     def round(self, v: np.floating) -> np.floating:
@@ -164,6 +179,21 @@ class _Fmt:
     def mul(self, a: np.floating, b: np.floating) -> np.floating:
         with np.errstate(over="ignore", invalid="ignore"):
             return self.round(self.np(a * b))
+
+    def fma(self, w: np.floating, z: np.floating, acc: np.floating) -> np.floating:
+        """round(w*z + acc) with one rounding (IEEE fusedMultiplyAdd), from the exact
+        Fraction value; numpy has no fma of its own."""
+        wf, zf, af = float(w), float(z), float(acc)
+        if not (math.isfinite(wf) and math.isfinite(zf) and math.isfinite(af)):
+            return self.np(_fma_specials(wf, zf, af))
+        exact = Fraction(wf) * Fraction(zf) + Fraction(af)
+        if exact == 0:
+            return self.np(-0.0 if _fused_zero_is_negative(wf, zf, af) else 0.0)
+        return self.np(round_fraction(exact, self.fmt))
+
+    def mac(self, acc: np.floating, w: np.floating, z: np.floating) -> np.floating:
+        """The product-sum step acc + w*z: two roundings, or one when fused."""
+        return self.fma(w, z, acc) if self.fused else self.add(acc, self.mul(w, z))
 
     def act(self, name: str, x: np.floating) -> np.floating:
         y = piecewise(name, x, self.np(0), self.np(1), self.np(0.5))
@@ -188,7 +218,8 @@ class _ExactFmt:
     """Scalar arithmetic of a custom format on exact Fractions (float ±inf and nan for the
     special values): each exact result rounded by ``round_exact``."""
 
-    def __init__(self, fmt: str) -> None:
+    def __init__(self, fmt: str, fma: bool = False) -> None:
+        self.fused = fma
         self.params = format_params(fmt)
         p, emin, emax = self.params
         self.fits_f64 = p <= 53 and emax <= 1023 and emin - p + 1 >= -1074
@@ -214,6 +245,15 @@ class _ExactFmt:
             return self.const(a * b)
         return self._float(a, True) * self._float(b, True)
 
+    def fma(self, w, z, acc):
+        """round(w*z + acc) once (exact Fractions; no signed zeros here)."""
+        if isinstance(w, Fraction) and isinstance(z, Fraction) and isinstance(acc, Fraction):
+            return self.const(w * z + acc)
+        return self._float(w, True) * self._float(z, True) + self._float(acc, False)
+
+    def mac(self, acc, w, z):
+        return self.fma(w, z, acc) if self.fused else self.add(acc, self.mul(w, z))
+
     def act(self, name: str, x):
         y = piecewise(name, x, Fraction(0), Fraction(1), Fraction(1, 2))
         if y is not None:
@@ -233,11 +273,12 @@ class _ExactFmt:
 
 
 def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: Sequence[Vector], fmt: str,
-              readout: tuple[Matrix, Vector] | None = None) -> tuple[np.ndarray, np.ndarray]:
+              readout: tuple[Matrix, Vector] | None = None, fma: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """States and outputs of a simple RNN computed in float format ``fmt`` in the documented
     order. Inputs are exact values rounded to the format. Returns float64 arrays (object
-    arrays of Fractions / float ±inf for a custom format "fp(M,E)" wider than float64)."""
-    f = _Fmt(fmt) if fmt in FORMATS else _ExactFmt(fmt)
+    arrays of Fractions / float ±inf for a custom format "fp(M,E)" wider than float64).
+    ``fma=True``: each acc + w*z is one fused operation, rounded once."""
+    f = _Fmt(fmt, fma) if fmt in FORMATS else _ExactFmt(fmt, fma)
     Vf = [[f.const(v) for v in row] for row in V]
     Wf = [[f.const(v) for v in row] for row in W]
     bf = [f.const(v) for v in b]
@@ -254,7 +295,7 @@ def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: 
         for o in range(len(rc)):
             acc = rc[o]
             for j in range(len(h)):
-                acc = f.add(acc, f.mul(rw[o][j], h[j]))
+                acc = f.mac(acc, rw[o][j], h[j])
             res.append(acc)
         return res
 
@@ -265,9 +306,9 @@ def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: 
         for i in range(len(bf)):
             acc = bf[i]
             for k in range(len(xf)):
-                acc = f.add(acc, f.mul(Wf[i][k], xf[k]))
+                acc = f.mac(acc, Wf[i][k], xf[k])
             for j in range(len(h)):
-                acc = f.add(acc, f.mul(Vf[i][j], h[j]))
+                acc = f.mac(acc, Vf[i][j], h[j])
             new.append(f.act(activation, acc))
         h = new
         states.append(list(h))

@@ -6,6 +6,7 @@ format by ``reference._Fmt`` (numpy scalars; bfloat16 emulated on float32), or e
 ``fractions.Fraction`` (``fmt="exact"``). The order, per cell (every + and * rounded):
 
     affine row r:  acc = b_r; acc = acc + w_rk * z_k for k ascending over z = [x ; h]
+                   (fma=True: acc = fma(w_rk, z_k, acc), one rounding; also the 2RNN sums)
     LSTM:  p = gi + gh; i, f, g, o = gate(p_i), gate(p_f), cand(p_g), gate(p_o)
            c' = (f*c) + (i*g); h' = o * out(c')        (Doubling: f = gate(p_f1) + gate(p_f2))
     GRU:   r = gate(gi_r + gh_r); z = gate(gi_z + gh_z); n = cand(gi_n + (r*gh_n))
@@ -45,12 +46,15 @@ class _Exact:
     def mul(self, a: Fraction, b: Fraction) -> Fraction:
         return a * b
 
+    def mac(self, acc: Fraction, w: Fraction, z: Fraction) -> Fraction:
+        return acc + w * z
+
     def act(self, name: str, x: Fraction) -> Fraction:
         return activate_exact(name, x)
 
 
-def arithmetic(fmt: str) -> Any:
-    return _Exact() if fmt == "exact" else _Fmt(fmt)
+def arithmetic(fmt: str, fma: bool = False) -> Any:
+    return _Exact() if fmt == "exact" else _Fmt(fmt, fma)
 
 
 def _mat(f: Any, m: Any) -> list[list[Any]]:
@@ -68,7 +72,7 @@ def _affine(f: Any, w: list[list[Any]], b: list[Any], z: list[Any]) -> list[Any]
     for r, row in enumerate(w):
         acc = b[r]
         for k, zk in enumerate(z):
-            acc = f.add(acc, f.mul(row[k], zk))
+            acc = f.mac(acc, row[k], zk)
         out.append(acc)
     return out
 
@@ -184,8 +188,8 @@ class _LayerRef:
                         for j in range(H):
                             m = f.const(0)
                             for k, xk in enumerate(x):
-                                m = f.add(m, f.mul(self.a[i][j][k], xk))
-                            acc[i] = f.add(acc[i], f.mul(m, h[j]))
+                                m = f.mac(m, self.a[i][j][k], xk)
+                            acc[i] = f.mac(acc[i], m, h[j])
                 else:
                     zero = [f.const(0)] * len(self.q)
                     s = _affine(f, self.s, zero, x)
@@ -193,7 +197,7 @@ class _LayerRef:
                     prod = [f.mul(a, b) for a, b in zip(q, s)]
                     for i in range(H):
                         for r, pr in enumerate(prod):
-                            acc[i] = f.add(acc[i], f.mul(self.p[i][r], pr))
+                            acc[i] = f.mac(acc[i], self.p[i][r], pr)
             out = [f.act(act, a) for a in acc]
             if self.kind == "residual":
                 out = [f.add(a, b) for a, b in zip(h, out)]
@@ -208,10 +212,11 @@ class _LayerRef:
 
 def run(layers: Sequence[Layer], xs: Sequence[Sequence[Any]], fmt: str,
         h0: Sequence[Sequence[Any] | None] | None = None, c0: Sequence[Sequence[Any] | None] | None = None,
-        ) -> tuple[list[list[Any]], list[list[Any]], list[list[Any] | None]]:
+        fma: bool = False) -> tuple[list[list[Any]], list[list[Any]], list[list[Any] | None]]:
     """Runs one sequence through the stack: (top-layer h_1..h_T, final h per layer, final c
-    per layer or None). Values are numpy scalars of the format, or Fractions for "exact"."""
-    f = arithmetic(fmt)
+    per layer or None). Values are numpy scalars of the format, or Fractions for "exact".
+    ``fma=True``: fused product-sums (one rounding each) in the affine maps and 2RNN sums."""
+    f = arithmetic(fmt, fma)
     refs = [_LayerRef(f, layer) for layer in layers]
     states = [r.start(None if h0 is None else h0[k], None if c0 is None else c0[k]) for k, r in enumerate(refs)]
     top = []

@@ -47,14 +47,16 @@ fn check<F: Float>(net: &SimpleRnn, batch: usize, steps: usize, seed: u64) {
         (false, Some(lengths.clone()), None, 3),
         (false, None, Some(h0.as_slice()), 2),
     ] {
-        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads), fma: false };
-        let want = run_batch_float_per_sequence(&plan, &xs, start, &spec, &Control::new()).unwrap();
-        let got = try_lockstep(&plan, &xs, start, &spec, &Control::new()).expect("builtin").unwrap();
-        let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
-        assert_eq!(bits(&got.final_states), bits(&want.final_states), "{} {:?} batch {batch} keep {keep_all}", F::NAME, net.activation);
-        assert_eq!(bits(&got.states), bits(&want.states));
-        assert_eq!(bits(&got.outputs), bits(&want.outputs));
-        assert_eq!(bits(&got.final_outputs), bits(&want.final_outputs));
+        for fma in [false, true] {
+            let spec = BatchSpec { batch, steps, lengths: lens.clone(), keep_all, threads: Some(threads), fma };
+            let want = run_batch_float_per_sequence(&plan, &xs, start, &spec, &Control::new()).unwrap();
+            let got = try_lockstep(&plan, &xs, start, &spec, &Control::new()).expect("builtin").unwrap();
+            let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+            assert_eq!(bits(&got.final_states), bits(&want.final_states), "{} {:?} batch {batch} keep {keep_all} fma {fma}", F::NAME, net.activation);
+            assert_eq!(bits(&got.states), bits(&want.states));
+            assert_eq!(bits(&got.outputs), bits(&want.outputs));
+            assert_eq!(bits(&got.final_outputs), bits(&want.final_outputs));
+        }
     }
 }
 

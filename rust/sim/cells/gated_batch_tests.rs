@@ -57,16 +57,18 @@ fn check<F: LaneFormat + Scalar>(net: &Stack, batch: usize, steps: usize, seed: 
         (false, Some(lengths.clone()), Starts { h0: None, c0: None }, 3),
         (false, None, starts.clone(), 2),
     ] {
-        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads), fma: false };
-        let want = plan.run_batch_per_sequence(&xs, &st, &spec, &Control::new()).unwrap();
-        let got = try_lockstep(&plan, &xs, &st, &spec, &Control::new()).expect("gated, builtin").unwrap();
-        let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
-        let what = format!("{} {} batch {batch} keep {keep_all}", F::NAME, net.label);
-        assert_eq!(bits(&got.states), bits(&want.states), "{what}");
-        assert_eq!(bits(&got.cells), bits(&want.cells), "{what}");
-        for l in 0..plan.layers.len() {
-            assert_eq!(bits(&got.final_h[l]), bits(&want.final_h[l]), "{what} layer {l}");
-            assert_eq!(got.final_c[l].as_ref().map(|c| bits(c)), want.final_c[l].as_ref().map(|c| bits(c)), "{what} layer {l}");
+        for fma in [false, true] {
+            let spec = BatchSpec { batch, steps, lengths: lens.clone(), keep_all, threads: Some(threads), fma };
+            let want = plan.run_batch_per_sequence(&xs, &st, &spec, &Control::new()).unwrap();
+            let got = try_lockstep(&plan, &xs, &st, &spec, &Control::new()).expect("gated, builtin").unwrap();
+            let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+            let what = format!("{} {} batch {batch} keep {keep_all} fma {fma}", F::NAME, net.label);
+            assert_eq!(bits(&got.states), bits(&want.states), "{what}");
+            assert_eq!(bits(&got.cells), bits(&want.cells), "{what}");
+            for l in 0..plan.layers.len() {
+                assert_eq!(bits(&got.final_h[l]), bits(&want.final_h[l]), "{what} layer {l}");
+                assert_eq!(got.final_c[l].as_ref().map(|c| bits(c)), want.final_c[l].as_ref().map(|c| bits(c)), "{what} layer {l}");
+            }
         }
     }
 }
