@@ -343,7 +343,7 @@ impl Float for Custom {
             (None | Some(Path::Hardware64), Val::F(a), Val::F(b), Val::F(c)) => Custom::with(fmt, Val::F(a.mul_add(b, c))),
             (Some(Path::F64ThenRound), Val::F(a), Val::F(b), Val::F(c)) => {
                 let f = fmt.expect("set").format;
-                Custom::with(fmt, Val::F(crate::num::fused::fma_via_odd(a, b, c, |v| round_f64_in(v, f))))
+                Custom::with(fmt, Val::F(round_f64_in(crate::num::fused::fma_via_odd(a, b, c), f)))
             }
             _ => self.wide_mul_add(z, acc, fmt.expect("a wide value has a format")),
         }

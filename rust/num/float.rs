@@ -43,7 +43,7 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     /// round-to-odd emulation, correct for formats whose products are exact in f64.
     #[inline(always)]
     fn mul_add(self, z: Self, acc: Self) -> Self {
-        Self::from_f64_exact(crate::num::fused::fma_via_odd(self.to_f64(), z.to_f64(), acc.to_f64(), |v| Self::from_f64_rounded(v).to_f64()))
+        Self::from_f64_rounded(crate::num::fused::fma_via_odd(self.to_f64(), z.to_f64(), acc.to_f64()))
     }
     fn is_nan(self) -> bool;
 
@@ -99,7 +99,7 @@ impl Float for f32 {
     /// Through f64 with round to odd (inlined; `f32::mul_add` is a libm call unless the
     /// crate is compiled for FMA hardware).
     #[inline(always)]
-    fn mul_add(self, z: Self, acc: Self) -> Self { crate::num::fused::odd_sum(self as f64 * z as f64, acc as f64) as f32 }
+    fn mul_add(self, z: Self, acc: Self) -> Self { crate::num::fused::fma_via_odd(self as f64, z as f64, acc as f64) as f32 }
     fn is_nan(self) -> bool { f32::is_nan(self) }
     fn tanh(self) -> Self { (self as f64).tanh() as f32 }
 }
