@@ -40,3 +40,12 @@ def sequences(draw, n: int, values=None, max_len: int = 8):
     values = values if values is not None else fractions()
     t = draw(st.integers(0, max_len))
     return [[draw(values) for _ in range(n)] for _ in range(t)]
+
+
+@st.composite
+def float_cases(draw):
+    """(network spec, input rows) for bitwise float tests: piecewise-linear activations and
+    values that are Fractions, dyadic floats or float32 numbers (so products and sums round)."""
+    values = st.one_of(fractions(), dyadic_floats().map(Fraction), st.floats(-3, 3, width=32).map(Fraction))
+    spec = draw(networks(values=values, activations=PIECEWISE_LINEAR))
+    return spec, draw(sequences(spec["n"], values=values))

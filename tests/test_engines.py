@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import rnnsim as rs
 from rnnsim import reference as ref
-from strategies import PIECEWISE_LINEAR, dyadic_floats, fractions, networks, sequences
+from strategies import float_cases, networks, sequences
 
 
 def build(spec) -> rs.SimpleRNN:
@@ -42,11 +42,9 @@ def test_exact_engine_equals_fraction_reference(data):
 
 
 @pytest.mark.parametrize("fmt", ["f64", "f32", "f16", "bf16"])
-@given(data=st.data())
-def test_float_engines_equal_numpy_arithmetic_bitwise(fmt, data):
-    values = st.one_of(fractions(), dyadic_floats().map(Fraction), st.floats(-3, 3, width=32).map(Fraction))
-    spec = data.draw(networks(values=values, activations=PIECEWISE_LINEAR))
-    xs = data.draw(sequences(spec["n"], values=values))
+@given(case=float_cases())
+def test_float_engines_equal_numpy_arithmetic_bitwise(fmt, case):
+    spec, xs = case
     net = build(spec)
     run = net.run(as_input(xs, spec["n"]), dtype=fmt)
     states, outputs = ref.run_float(spec["V"], spec["W"], spec["b"], spec["h0"], spec["activation"], xs, fmt, spec["readout"])

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import rnnsim as rs
 from rnnsim import reference as ref
 from rnnsim import reference_cells as ref_cells
-from strategies import PIECEWISE_LINEAR, dyadic_floats, fractions, networks, sequences
+from strategies import float_cases
 from test_cells_reference import ALL_ACTS, as_array, build as build_stack, stacks
 from test_engines import as_input, build
 
@@ -23,11 +23,9 @@ FORMATS = ["f64", "f32", "f16", "bf16"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS + ["fp(4,3)", "fp(24,9)", "fp(60,15)"])
-@given(data=st.data())
-def test_simple_rnn_fma_equals_the_reference_bitwise(fmt, data):
-    values = st.one_of(fractions(), dyadic_floats().map(Fraction), st.floats(-3, 3, width=32).map(Fraction))
-    spec = data.draw(networks(values=values, activations=PIECEWISE_LINEAR))
-    xs = data.draw(sequences(spec["n"], values=values))
+@given(case=float_cases())
+def test_simple_rnn_fma_equals_the_reference_bitwise(fmt, case):
+    spec, xs = case
     net = build(spec)
     run = net.run(as_input(xs, spec["n"]), dtype=fmt, fma=True)
     states, outputs = ref.run_float(spec["V"], spec["W"], spec["b"], spec["h0"], spec["activation"], xs, fmt,
