@@ -81,6 +81,41 @@ pub fn ticks_per_flush(keep_all: bool, row_bytes: usize, steps: usize) -> usize 
     if keep_all { FLUSH_BYTES.div_ceil(row_bytes.max(1)).min(steps).max(1) } else { 1 }
 }
 
+/// A result buffer of `n` copies of `zero` (the batch's kept states, cells, outputs).
+///
+/// On Linux, a large one is advised as huge-page memory (MADV_HUGEPAGE on its 2 MiB-aligned
+/// part) before it is first written: the allocator often hands back memory it has just
+/// returned to the kernel (glibc trims a thread arena's heap when a run's results of 32 MiB
+/// or more are freed), and refilling that page by page cost a quarter of an LSTM run at
+/// batch 4096 × hidden 64 (measured); in 2 MiB pages it is 512 times fewer faults. Only the
+/// memory's placement changes, never a value.
+pub fn result_buffer<T: Copy>(n: usize, zero: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    advise_huge_pages(v.spare_capacity_mut());
+    v.resize(n, zero);
+    v
+}
+
+/// MADV_HUGEPAGE on the whole 2 MiB pages inside `buf` when it spans at least 4 MiB (a hint:
+/// the result is ignored, the kernel may decline).
+#[cfg(target_os = "linux")]
+fn advise_huge_pages<T>(buf: &mut [std::mem::MaybeUninit<T>]) {
+    const HUGE: usize = 2 << 20;
+    let (start, len) = (buf.as_mut_ptr() as usize, std::mem::size_of_val(buf));
+    if len < 2 * HUGE {
+        return;
+    }
+    let (lo, hi) = (start.next_multiple_of(HUGE), (start + len) / HUGE * HUGE);
+    if lo < hi {
+        // SAFETY: [lo, hi) lies inside `buf`, memory this process owns and nothing reads
+        // yet; MADV_HUGEPAGE only changes how the kernel backs it, never its contents.
+        unsafe {
+            libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
 /// The first sequence of every block of `block` sequences (the last block may be shorter).
 pub fn block_firsts(batch: usize, block: usize) -> Vec<usize> {
     (0..batch).step_by(block.max(1)).collect()
@@ -144,6 +179,16 @@ mod tests {
         assert_eq!(ticks_per_flush(true, 4, 100), 100);
         assert_eq!(ticks_per_flush(true, 4096, 100), 1);
         assert_eq!(ticks_per_flush(false, 4, 100), 1);
+    }
+
+    #[test]
+    fn result_buffers_hold_n_zeros_small_or_advised_as_huge_pages() {
+        for n in [0, 3, (5 << 20) / 4 + 7] {
+            let v = result_buffer(n, 0.0f32);
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|x| x.to_bits() == 0));
+        }
+        assert_eq!(result_buffer(4, half::f16::ONE), [half::f16::ONE; 4]);
     }
 
     #[test]

@@ -29,7 +29,7 @@
 use crate::error::SimResult;
 use crate::net::activation::Activation;
 use crate::num::float::Float;
-use crate::sim::block_io::{block_firsts, flush_rows, lane_inputs, run_blocks, split_blocks, store, ticks_per_flush};
+use crate::sim::block_io::{block_firsts, flush_rows, lane_inputs, result_buffer, run_blocks, split_blocks, store, ticks_per_flush};
 use crate::sim::cancel::Control;
 use crate::sim::float_engine::FloatPlan;
 use crate::sim::lanes::{Lane, LaneFormat};
@@ -215,10 +215,10 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     let firsts = block_firsts(b, block);
     let keep = spec.keep_all;
     let mut res = FloatBatch {
-        states: if keep { vec![F::zero(); b * t * d] } else { Vec::new() },
-        final_states: vec![F::zero(); b * d],
-        outputs: if keep { vec![F::zero(); b * t * o] } else { Vec::new() },
-        final_outputs: vec![F::zero(); b * o],
+        states: if keep { result_buffer(b * t * d, F::zero()) } else { Vec::new() },
+        final_states: result_buffer(b * d, F::zero()),
+        outputs: if keep { result_buffer(b * t * o, F::zero()) } else { Vec::new() },
+        final_outputs: result_buffer(b * o, F::zero()),
     };
     let parts = split_blocks(&mut res.states, t * d, block, &firsts, b)
         .into_iter()

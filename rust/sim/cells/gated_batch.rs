@@ -21,7 +21,7 @@
 use crate::error::SimResult;
 use crate::num::scalar::Scalar;
 use crate::sim::cancel::Control;
-use crate::sim::block_io::{block_firsts, flush_rows, lane_inputs, run_blocks, split_blocks, store, ticks_per_flush};
+use crate::sim::block_io::{block_firsts, flush_rows, lane_inputs, result_buffer, run_blocks, split_blocks, store, ticks_per_flush};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::cells::gated_pointwise::{gru_block, lstm_block, regions, GateRows};
 use crate::sim::cells::run::{CellBatch, Starts};
@@ -198,10 +198,10 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         let keep = spec.keep_all;
         let zero = F::from_lane(F::C::ZERO);
         let mut res = CellBatch {
-            states: if keep { vec![zero; b * t * htop] } else { Vec::new() },
-            cells: if keep && top_cell { vec![zero; b * t * htop] } else { Vec::new() },
-            final_h: gated.iter().map(|g| vec![zero; b * g.hidden]).collect(),
-            final_c: gated.iter().map(|g| g.has_cell_state().then(|| vec![zero; b * g.hidden])).collect(),
+            states: if keep { result_buffer(b * t * htop, zero) } else { Vec::new() },
+            cells: if keep && top_cell { result_buffer(b * t * htop, zero) } else { Vec::new() },
+            final_h: gated.iter().map(|g| result_buffer(b * g.hidden, zero)).collect(),
+            final_c: gated.iter().map(|g| g.has_cell_state().then(|| result_buffer(b * g.hidden, zero))).collect(),
         };
         let mut per_block: Vec<BlockOut<'_, F>> = split_blocks(&mut res.states, t * htop, block, &firsts, b)
             .into_iter()
