@@ -29,13 +29,15 @@
 use crate::error::SimResult;
 use crate::net::activation::Activation;
 use crate::num::float::Float;
-use crate::sim::block_io::{block_firsts, flush_rows, lane_inputs, result_buffer, run_blocks, split_blocks, store, ticks_per_flush};
+use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
+use crate::sim::block_results::{flush_rows, result_buffer, ticks_per_flush, zero_ticks, Unfilled};
 use crate::sim::cancel::Control;
 use crate::sim::float_engine::FloatPlan;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::{BatchSpec, FloatBatch};
 use crate::sim::tile_kernel::{affine, Packed, Term};
 use std::any::Any;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// The plan's weights in lane form: Wᵀ (n rows) and Vᵀ (d rows) packed, the bias padded to
@@ -85,9 +87,10 @@ pub(crate) fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
     }
 }
 
-/// One block's share of the batch's results (states and outputs empty with keep="final").
+/// One block's share of the batch's results (states and outputs empty with keep="final";
+/// the states filled in by the block, `block_results`).
 struct BlockOut<'a, F> {
-    states: &'a mut [F],
+    states: &'a mut [MaybeUninit<F>],
     finals: &'a mut [F],
     outputs: &'a mut [F],
     final_outputs: &'a mut [F],
@@ -148,14 +151,16 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
         ctl.advance(1);
     };
     // the kept states (and outputs) of ticks t0..t1, sequence by sequence
-    let flush = |ring: &[F::C], t0: usize, t1: usize, out: &mut BlockOut<'_, F>| {
+    let mut row = vec![F::zero(); d];
+    let mut flush = |ring: &[F::C], t0: usize, t1: usize, out: &mut BlockOut<'_, F>| {
         let ticks: Vec<&[F::C]> = (t0..t1).map(|t| &ring[slot(t + 1) * len..][..len]).collect();
         flush_rows::<F>(out.states, t_max, d, &lens, (t0, t1), up, &ticks);
         if o > 0 {
             for (s, &l) in lens.iter().enumerate() {
-                for t in t0..t1.min(l) {
-                    let (base, oo) = ((s * t_max + t) * d, (s * t_max + t) * o);
-                    plan.output(&out.states[base..base + d], &mut out.outputs[oo..oo + o], spec.fma);
+                for (t, h) in (t0..t1.min(l)).zip(&ticks) {
+                    store::<F>(&mut row, &h[s * up..s * up + d]);
+                    let oo = (s * t_max + t) * o;
+                    plan.output(&row, &mut out.outputs[oo..oo + o], spec.fma);
                 }
             }
         }
@@ -189,6 +194,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
     for &s in &by_len[done..] {
         finish(s, last, &mut out);
     }
+    zero_ticks::<F>(out.states, t_max, d, longest);
     Ok(())
 }
 
@@ -214,13 +220,15 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     let block = block_size(b, threads, per_seq);
     let firsts = block_firsts(b, block);
     let keep = spec.keep_all;
+    let mut states = Unfilled::new(if keep { b * t * d } else { 0 });
     let mut res = FloatBatch {
-        states: if keep { result_buffer(b * t * d, F::zero()) } else { Vec::new() },
+        states: Vec::new(),
         final_states: result_buffer(b * d, F::zero()),
         outputs: if keep { result_buffer(b * t * o, F::zero()) } else { Vec::new() },
         final_outputs: result_buffer(b * o, F::zero()),
     };
-    let parts = split_blocks(&mut res.states, t * d, block, &firsts, b)
+    let parts = states
+        .shares(t * d, block, &firsts, b)
         .into_iter()
         .zip(split_blocks(&mut res.final_states, d, block, &firsts, b))
         .zip(split_blocks(&mut res.outputs, t * o, block, &firsts, b))
@@ -228,6 +236,9 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
         .map(|(((states, finals), outputs), final_outputs)| BlockOut { states, finals, outputs, final_outputs });
     let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(parts).collect();
     run_blocks(spec, work, |first, out| run_block(plan, &w, &xl, h0, spec, first, block.min(b - first), out, ctl))?;
+    // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills its
+    // share of the states: flushes over ticks 0..its longest length, then zero_ticks.
+    res.states = unsafe { states.filled() };
     Ok(res)
 }
 

@@ -15,13 +15,14 @@
 //! calls libm as `Float` does). The bias rows start the tile kernel's accumulators
 //! (`tile_kernel::affine`). Kept states and cells of the top layer are copied to a small
 //! per-block buffer each tick and written to the batch's result buffers a chunk of ticks at
-//! a time, one contiguous run per sequence (`block_io::flush_rows`); final states are
+//! a time, one contiguous run per sequence (`block_results`); final states are
 //! written straight into theirs.
 
 use crate::error::SimResult;
 use crate::num::scalar::Scalar;
 use crate::sim::cancel::Control;
-use crate::sim::block_io::{block_firsts, flush_rows, lane_inputs, result_buffer, run_blocks, split_blocks, store, ticks_per_flush};
+use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
+use crate::sim::block_results::{flush_rows, result_buffer, ticks_per_flush, zero_ticks, Unfilled};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::cells::gated_pointwise::{gru_block, lstm_block, regions, GateRows};
 use crate::sim::cells::run::{CellBatch, Starts};
@@ -31,6 +32,7 @@ use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::BatchSpec;
 use crate::sim::tile_kernel::{affine, Packed, Term};
 use std::any::Any;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// A gated layer's affine maps in lane form: transposed and packed, biases padded.
@@ -79,10 +81,11 @@ struct LayerBlock<C> {
     pre: Vec<C>,
 }
 
-/// One block's share of the batch's results (states and cells empty unless kept).
+/// One block's share of the batch's results (states and cells empty unless kept, and
+/// filled in by the block: `block_results`).
 struct BlockOut<'a, F> {
-    states: &'a mut [F],
-    cells: &'a mut [F],
+    states: &'a mut [MaybeUninit<F>],
+    cells: &'a mut [MaybeUninit<F>],
     final_h: Vec<&'a mut [F]>,
     final_c: Vec<Option<&'a mut [F]>>,
 }
@@ -166,6 +169,8 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             }
         }
     }
+    zero_ticks::<F>(out.states, t_max, htop, longest);
+    zero_ticks::<F>(out.cells, t_max, htop, longest);
     for (l, lb) in layers.iter().enumerate() {
         store::<F>(out.final_h[l], &lb.h);
         if let Some(c) = out.final_c[l].as_deref_mut() {
@@ -198,14 +203,16 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         let keep = spec.keep_all;
         let zero = F::from_lane(F::C::ZERO);
         let mut res = CellBatch {
-            states: if keep { result_buffer(b * t * htop, zero) } else { Vec::new() },
-            cells: if keep && top_cell { result_buffer(b * t * htop, zero) } else { Vec::new() },
+            states: Vec::new(),
+            cells: Vec::new(),
             final_h: gated.iter().map(|g| result_buffer(b * g.hidden, zero)).collect(),
             final_c: gated.iter().map(|g| g.has_cell_state().then(|| result_buffer(b * g.hidden, zero))).collect(),
         };
-        let mut per_block: Vec<BlockOut<'_, F>> = split_blocks(&mut res.states, t * htop, block, &firsts, b)
+        let (mut states, mut cells) = (Unfilled::new(if keep { b * t * htop } else { 0 }), Unfilled::new(if keep && top_cell { b * t * htop } else { 0 }));
+        let mut per_block: Vec<BlockOut<'_, F>> = states
+            .shares(t * htop, block, &firsts, b)
             .into_iter()
-            .zip(split_blocks(&mut res.cells, t * htop, block, &firsts, b))
+            .zip(cells.shares(t * htop, block, &firsts, b))
             .map(|(states, cells)| BlockOut { states, cells, final_h: Vec::new(), final_c: Vec::new() })
             .collect();
         for (g, (h, c)) in gated.iter().zip(res.final_h.iter_mut().zip(res.final_c.iter_mut())) {
@@ -221,6 +228,10 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         }
         let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(per_block).collect();
         run_blocks(spec, work, |f, out| run_block(plan, &gated, &lanes, &xl, starts, spec, f, block.min(b - f), out, ctl))?;
+        // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills
+        // its shares of the states and cells: flushes over ticks 0..its longest length,
+        // then zero_ticks.
+        (res.states, res.cells) = unsafe { (states.filled(), cells.filled()) };
         Ok(res)
     })())
 }

@@ -149,7 +149,7 @@ fn many_blocks_per_thread_and_lengths_that_all_pass_the_first_ticks() {
 fn kept_states_and_cells_flushed_in_several_chunks_equal_the_per_sequence_engine() {
     // hidden 5: rows of 20 bytes in f32 (103 ticks per flush), 10 in f16/bf16 (205), 40 in
     // f64 (52); 230 ticks with ragged lengths end sequences inside and between chunks
-    assert_eq!(crate::sim::block_io::ticks_per_flush(true, 5 * 4, 230), 103);
+    assert_eq!(crate::sim::block_results::ticks_per_flush(true, 5 * 4, 230), 103);
     for kind in ["lstm", "gru"] {
         let net = Stack::new(kind, vec![gated(kind, 5, 2, 3, &[])]).unwrap();
         all_formats(&net, 7, 230, 40);
