@@ -7,7 +7,8 @@
 //!   so the rows of consecutive sequences are `T·n` apart (the `ldz` of `tile_kernel`).
 //! - Outputs: each result buffer of the whole batch (B rows of `row` values) is allocated
 //!   once and split into every block's disjoint slice, so each block writes its results in
-//!   place (no per-block buffers joined and converted afterwards).
+//!   place (no per-block buffers joined and converted afterwards; the kept states are
+//!   written a chunk of ticks at a time, `block_results`).
 //! - Scheduling: blocks run on the rayon pool of `spec.threads` (one block runs on the
 //!   calling thread). None of this changes a value: only where it is stored.
 

@@ -4,14 +4,20 @@
 //!
 //! Bit-identical to the per-sequence engine (float_engine.rs): every element still sees
 //! acc = b_i, then + W_ik·x_k for k ascending, then + V_ij·h_j for j ascending, each
-//! product and sum rounded to the format, no FMA. Per tick the block's accumulators are
-//! set to the bias rows, then the tile kernel adds the input products (reading the rows
-//! x_t of the batch's inputs in place, `block_io`), then the recurrent products (reading
-//! h_{t−1}, the previous tick's accumulators: two buffers swap roles every tick); the
-//! kernel's chunks of k end and resume exactly, so that is the order above. The kernel
-//! reorders only *independent* elements (tiles of sequences × units); the weights are
-//! packed once per plan (cached in `FloatPlan::lockstep`). The activation runs over the
-//! whole block in one call.
+//! product and sum rounded to the format (or each product-sum fused with `fma`). Per tick
+//! one pass of the tile kernel (`tile_kernel::affine`) starts each accumulator from the
+//! bias, adds the input products (reading the rows x_t of the batch's inputs in place,
+//! `block_io`), then the recurrent products (reading h_{t−1}, the previous tick's slot of
+//! the state ring, below); the kernel's chunks of k end and resume exactly, so that is the
+//! order above. The kernel reorders only *independent* elements (tiles of sequences ×
+//! units); the weights are packed once per plan (cached in `FloatPlan::lockstep`). The
+//! activation runs over the whole block in one call.
+//!
+//! States: the block's h_t rows live in a ring of slots, each tick reading one slot and
+//! writing the next, so the kept states (keep="all") of a chunk of ticks stay in the block
+//! and are written to the (B, T, d) result a chunk at a time, one contiguous run per
+//! sequence (`block_io::flush_rows`; measured about twice as fast as a row per sequence
+//! per tick, a page apart). With keep="final" the ring is two slots that swap roles.
 //!
 //! Parallelism: rayon over blocks of sequences, balanced across threads and small enough
 //! for their states to stay in L2; a sequence's bits do not depend on its block, tile or
@@ -23,13 +29,15 @@
 use crate::error::SimResult;
 use crate::net::activation::Activation;
 use crate::num::float::Float;
-use crate::sim::block_io::{block_firsts, fill_rows, lane_inputs, run_blocks, split_blocks, store};
+use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
+use crate::sim::block_results::{flush_rows, result_buffer, ticks_per_flush, zero_ticks, Unfilled};
 use crate::sim::cancel::Control;
 use crate::sim::float_engine::FloatPlan;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::{BatchSpec, FloatBatch};
-use crate::sim::tile_kernel::{accumulate, Packed};
+use crate::sim::tile_kernel::{affine, Packed, Term};
 use std::any::Any;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// The plan's weights in lane form: Wᵀ (n rows) and Vᵀ (d rows) packed, the bias padded to
@@ -79,29 +87,57 @@ pub(crate) fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
     }
 }
 
-/// One block's share of the batch's results (states and outputs empty with keep="final").
+/// One block's share of the batch's results (states and outputs empty with keep="final";
+/// the states filled in by the block, `block_results`).
 struct BlockOut<'a, F> {
-    states: &'a mut [F],
+    states: &'a mut [MaybeUninit<F>],
     finals: &'a mut [F],
     outputs: &'a mut [F],
     final_outputs: &'a mut [F],
 }
 
+/// Slots of the state ring for flushes of `chunk` ticks: h_t lives in slot (t + 1) mod
+/// slots, h₀ (the start) in slot 0. `chunk` slots hold a chunk's states while the last
+/// tick of the chunk overwrites h_{t0−1} (flushed, no longer read); 2 at least, for the
+/// previous and the current tick.
+fn ring_slots(chunk: usize) -> usize {
+    chunk.max(2)
+}
+
+/// Slots `i` (read) and `j` (written) of the ring of slots of `len` values, i ≠ j.
+fn two_slots<C>(ring: &mut [C], len: usize, i: usize, j: usize) -> (&[C], &mut [C]) {
+    debug_assert_ne!(i, j);
+    if i < j {
+        let (a, b) = ring.split_at_mut(j * len);
+        (&a[i * len..(i + 1) * len], &mut b[..len])
+    } else {
+        let (a, b) = ring.split_at_mut(i * len);
+        (&b[..len], &mut a[j * len..(j + 1) * len])
+    }
+}
+
 /// Runs sequences `first..first + ns` of the batch (`xl`: the batch's inputs as lanes).
+///
+/// The block's states live in a ring of slots (ns rows of stride `up` each): tick t reads
+/// h_{t−1} from one slot and writes h_t to the next (`ticks_per_flush`, `ring_slots`), and
+/// every `chunk` ticks the kept states of the chunk are written out sequence by sequence
+/// (a contiguous run of `chunk` rows each). Only where values are stored changes.
 #[allow(clippy::too_many_arguments)]
 fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C], h0: Option<&[F]>, spec: &BatchSpec, first: usize, ns: usize, out: BlockOut<'_, F>, ctl: &Control) -> SimResult<()> {
     let (d, n, o, t_max) = (plan.d, plan.n_in, plan.n_out, spec.steps);
     let up = w.v.up;
     let lens: Vec<usize> = (0..ns).map(|s| spec.length(first + s)).collect();
-    // h_{t-1} rows (stride up) and the rows being computed; they swap every tick
-    let mut prev: Vec<F::C> = vec![F::C::ZERO; ns * up];
+    let chunk = ticks_per_flush(spec.keep_all, d * std::mem::size_of::<F>(), t_max);
+    let slots = ring_slots(chunk);
+    let len = ns * up;
+    let mut ring: Vec<F::C> = vec![F::C::ZERO; slots * len];
+    let slot = |t_plus_1: usize| t_plus_1 % slots;
     for s in 0..ns {
         let start = h0.map_or(plan.h0.as_slice(), |h| &h[(first + s) * d..(first + s + 1) * d]);
-        for (dst, v) in prev[s * up..s * up + d].iter_mut().zip(start) {
+        for (dst, v) in ring[s * up..s * up + d].iter_mut().zip(start) {
             *dst = v.to_lane();
         }
     }
-    let mut cur = vec![F::C::ZERO; ns * up];
     // one activation call over the block unless the padding would add a quarter or more
     let whole_block = 4 * (up - d) < d;
     // sequences by length: they finish in that order
@@ -114,40 +150,51 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
         plan.output(fin, &mut out.final_outputs[s * o..(s + 1) * o], spec.fma);
         ctl.advance(1);
     };
+    // the kept states (and outputs) of ticks t0..t1, sequence by sequence
+    let mut row = vec![F::zero(); d];
+    let mut flush = |ring: &[F::C], t0: usize, t1: usize, out: &mut BlockOut<'_, F>| {
+        let ticks: Vec<&[F::C]> = (t0..t1).map(|t| &ring[slot(t + 1) * len..][..len]).collect();
+        flush_rows::<F>(out.states, t_max, d, &lens, (t0, t1), up, &ticks);
+        if o > 0 {
+            for (s, &l) in lens.iter().enumerate() {
+                for (t, h) in (t0..t1.min(l)).zip(&ticks) {
+                    store::<F>(&mut row, &h[s * up..s * up + d]);
+                    let oo = (s * t_max + t) * o;
+                    plan.output(&row, &mut out.outputs[oo..oo + o], spec.fma);
+                }
+            }
+        }
+    };
     let mut out = out;
     let longest = lens.iter().copied().max().unwrap_or(0);
+    let mut t0 = 0;
     for t in 0..longest {
         ctl.check()?;
+        let (prev, cur) = two_slots(&mut ring, len, slot(t), slot(t + 1));
         while done < ns && lens[by_len[done]] == t {
-            finish(by_len[done], &prev, &mut out);
+            finish(by_len[done], prev, &mut out);
             done += 1;
         }
-        fill_rows(&mut cur, &w.b);
-        accumulate::<F>(&w.wx, &xl[(first * t_max + t) * n..], t_max * n, ns, &mut cur, spec.fma);
-        accumulate::<F>(&w.v, &prev, up, ns, &mut cur, spec.fma);
+        let x = Term { w: &w.wx, z: &xl[(first * t_max + t) * n..], ldz: t_max * n };
+        let h = Term { w: &w.v, z: prev, ldz: up };
+        affine::<F>(&w.b, &[x, h], ns, cur, spec.fma);
         if whole_block {
-            activate::<F>(plan.activation, &mut cur);
+            activate::<F>(plan.activation, cur);
         } else {
             for row in cur.chunks_exact_mut(up) {
                 activate::<F>(plan.activation, &mut row[..d]);
             }
         }
-        if spec.keep_all {
-            for s in (0..ns).filter(|&s| t < lens[s]) {
-                let base = (s * t_max + t) * d;
-                let st = &mut out.states[base..base + d];
-                store::<F>(st, &cur[s * up..s * up + d]);
-                if o > 0 {
-                    let oo = (s * t_max + t) * o;
-                    plan.output(st, &mut out.outputs[oo..oo + o], spec.fma);
-                }
-            }
+        if spec.keep_all && (t + 1 - t0 == chunk || t + 1 == longest) {
+            flush(&ring, t0, t + 1, &mut out);
+            t0 = t + 1;
         }
-        std::mem::swap(&mut prev, &mut cur);
     }
+    let last = &ring[slot(longest) * len..][..len];
     for &s in &by_len[done..] {
-        finish(s, &prev, &mut out);
+        finish(s, last, &mut out);
     }
+    zero_ticks::<F>(out.states, t_max, d, longest);
     Ok(())
 }
 
@@ -167,18 +214,21 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     let w = weights_of(plan);
     let xl = lane_inputs(xs);
     let threads = spec.threads.unwrap_or_else(crate::sim::pool::default_threads).max(1);
-    let per_seq = 2 * w.v.up * std::mem::size_of::<F::C>();
+    let chunk = ticks_per_flush(spec.keep_all, plan.d * std::mem::size_of::<F>(), spec.steps);
+    let per_seq = ring_slots(chunk) * w.v.up * std::mem::size_of::<F::C>();
     let (b, t, d, o) = (spec.batch, spec.steps, plan.d, plan.n_out);
     let block = block_size(b, threads, per_seq);
     let firsts = block_firsts(b, block);
     let keep = spec.keep_all;
+    let mut states = Unfilled::new(if keep { b * t * d } else { 0 });
     let mut res = FloatBatch {
-        states: if keep { vec![F::zero(); b * t * d] } else { Vec::new() },
-        final_states: vec![F::zero(); b * d],
-        outputs: if keep { vec![F::zero(); b * t * o] } else { Vec::new() },
-        final_outputs: vec![F::zero(); b * o],
+        states: Vec::new(),
+        final_states: result_buffer(b * d, F::zero()),
+        outputs: if keep { result_buffer(b * t * o, F::zero()) } else { Vec::new() },
+        final_outputs: result_buffer(b * o, F::zero()),
     };
-    let parts = split_blocks(&mut res.states, t * d, block, &firsts, b)
+    let parts = states
+        .shares(t * d, block, &firsts, b)
         .into_iter()
         .zip(split_blocks(&mut res.final_states, d, block, &firsts, b))
         .zip(split_blocks(&mut res.outputs, t * o, block, &firsts, b))
@@ -186,6 +236,9 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
         .map(|(((states, finals), outputs), final_outputs)| BlockOut { states, finals, outputs, final_outputs });
     let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(parts).collect();
     run_blocks(spec, work, |first, out| run_block(plan, &w, &xl, h0, spec, first, block.min(b - first), out, ctl))?;
+    // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills its
+    // share of the states: flushes over ticks 0..its longest length, then zero_ticks.
+    res.states = unsafe { states.filled() };
     Ok(res)
 }
 

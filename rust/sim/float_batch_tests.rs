@@ -36,6 +36,12 @@ fn net(d: usize, n: usize, out: usize, act: Activation, seed: u64) -> SimpleRnn 
 }
 
 fn check<F: Float>(net: &SimpleRnn, batch: usize, steps: usize, seed: u64) {
+    for fma in [false, true] {
+        check_with::<F>(net, batch, steps, seed, fma);
+    }
+}
+
+fn check_with<F: Float>(net: &SimpleRnn, batch: usize, steps: usize, seed: u64, fma: bool) {
     let plan = FloatPlan::<F>::new(net);
     let mut r = Lcg(seed);
     let xs: Vec<F> = (0..batch * steps * plan.n_in).map(|_| F::from_rational(&r.weight())).collect();
@@ -47,16 +53,15 @@ fn check<F: Float>(net: &SimpleRnn, batch: usize, steps: usize, seed: u64) {
         (false, Some(lengths.clone()), None, 3),
         (false, None, Some(h0.as_slice()), 2),
     ] {
-        for fma in [false, true] {
-            let spec = BatchSpec { batch, steps, lengths: lens.clone(), keep_all, threads: Some(threads), fma };
-            let want = run_batch_float_per_sequence(&plan, &xs, start, &spec, &Control::new()).unwrap();
-            let got = try_lockstep(&plan, &xs, start, &spec, &Control::new()).expect("builtin").unwrap();
-            let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
-            assert_eq!(bits(&got.final_states), bits(&want.final_states), "{} {:?} batch {batch} keep {keep_all} fma {fma}", F::NAME, net.activation);
-            assert_eq!(bits(&got.states), bits(&want.states));
-            assert_eq!(bits(&got.outputs), bits(&want.outputs));
-            assert_eq!(bits(&got.final_outputs), bits(&want.final_outputs));
-        }
+        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads), fma };
+        let want = run_batch_float_per_sequence(&plan, &xs, start, &spec, &Control::new()).unwrap();
+        let got = try_lockstep(&plan, &xs, start, &spec, &Control::new()).expect("builtin").unwrap();
+        let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+        let what = format!("{} {:?} batch {batch} steps {steps} keep {keep_all} fma {fma}", F::NAME, net.activation);
+        assert_eq!(bits(&got.final_states), bits(&want.final_states), "{what}");
+        assert_eq!(bits(&got.states), bits(&want.states), "{what}");
+        assert_eq!(bits(&got.outputs), bits(&want.outputs), "{what}");
+        assert_eq!(bits(&got.final_outputs), bits(&want.final_outputs), "{what}");
     }
 }
 
@@ -112,4 +117,21 @@ fn many_blocks_per_thread_equal_the_per_sequence_engine() {
     assert_eq!(bits(&got.final_states), bits(&want.final_states));
     assert_eq!(bits(&got.outputs), bits(&want.outputs));
     assert_eq!(bits(&got.final_outputs), bits(&want.final_outputs));
+}
+
+#[test]
+fn kept_states_flushed_in_several_chunks_equal_the_per_sequence_engine() {
+    // rows of 8 units: 32 bytes in f32 (64 ticks per flush), 16 in f16/bf16 (128), 64 in
+    // f64 (32); 150 ticks with ragged lengths end sequences inside and between chunks
+    assert_eq!(ticks_per_flush(true, 8 * 4, 150), 64);
+    assert_eq!(ticks_per_flush(false, 8 * 4, 150), 1);
+    let nw = net(8, 3, 2, Activation::Tanh, 21);
+    check::<f32>(&nw, 13, 150, 1);
+    check::<f64>(&nw, 13, 150, 2);
+    check::<f16>(&nw, 9, 150, 3);
+    check::<bf16>(&nw, 9, 150, 4);
+    // a state row of a page or more: one tick per flush
+    let wide = net(520, 2, 0, Activation::Sigmoid, 22);
+    assert_eq!(ticks_per_flush(true, 520 * 8, 3), 1);
+    check::<f64>(&wide, 3, 3, 5);
 }

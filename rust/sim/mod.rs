@@ -3,6 +3,7 @@
 #[cfg(target_arch = "x86_64")]
 pub mod activation_avx512;
 pub mod block_io;
+pub mod block_results;
 pub mod cancel;
 pub mod cells;
 pub mod dispatch;

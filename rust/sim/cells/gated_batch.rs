@@ -12,13 +12,17 @@
 //! with the same operations in the same order per unit, on lanes (`LaneFormat`): so every
 //! value is bit for bit the per-sequence engine's, whatever the block, tile or thread.
 //! Activations are vectorised tanh/sigmoid, exact by `fast_tanh` and `fast_sigmoid` (f64
-//! calls libm as `Float` does). Kept states and final states are written straight into the
-//! batch's result buffers.
+//! calls libm as `Float` does). The bias rows start the tile kernel's accumulators
+//! (`tile_kernel::affine`). Kept states and cells of the top layer are copied to a small
+//! per-block buffer each tick and written to the batch's result buffers a chunk of ticks at
+//! a time, one contiguous run per sequence (`block_results`); final states are
+//! written straight into theirs.
 
 use crate::error::SimResult;
 use crate::num::scalar::Scalar;
 use crate::sim::cancel::Control;
-use crate::sim::block_io::{block_firsts, fill_rows, lane_inputs, run_blocks, split_blocks, store};
+use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
+use crate::sim::block_results::{flush_rows, result_buffer, ticks_per_flush, zero_ticks, Unfilled};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::cells::gated_pointwise::{gru_block, lstm_block, regions, GateRows};
 use crate::sim::cells::run::{CellBatch, Starts};
@@ -26,8 +30,9 @@ use crate::sim::cells::{LayerPlan, StackPlan};
 use crate::sim::float_batch::block_size;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::BatchSpec;
-use crate::sim::tile_kernel::{accumulate, Packed};
+use crate::sim::tile_kernel::{affine, Packed, Term};
 use std::any::Any;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// A gated layer's affine maps in lane form: transposed and packed, biases padded.
@@ -76,10 +81,11 @@ struct LayerBlock<C> {
     pre: Vec<C>,
 }
 
-/// One block's share of the batch's results (states and cells empty unless kept).
+/// One block's share of the batch's results (states and cells empty unless kept, and
+/// filled in by the block: `block_results`).
 struct BlockOut<'a, F> {
-    states: &'a mut [F],
-    cells: &'a mut [F],
+    states: &'a mut [MaybeUninit<F>],
+    cells: &'a mut [MaybeUninit<F>],
     final_h: Vec<&'a mut [F]>,
     final_c: Vec<Option<&'a mut [F]>>,
 }
@@ -118,6 +124,11 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
     let longest = lens.iter().copied().max().unwrap_or(0);
     let shortest = lens.iter().copied().min().unwrap_or(0);
     let mut active = vec![true; ns];
+    // kept rows of the top layer, flushed every `chunk` ticks (`block_io::flush_rows`)
+    let chunk = ticks_per_flush(spec.keep_all, htop * std::mem::size_of::<F>(), t_max);
+    let kept_len = if spec.keep_all { chunk * ns * htop } else { 0 };
+    let (mut kept_h, mut kept_c) = (vec![F::C::ZERO; kept_len], vec![F::C::ZERO; if top_cell { kept_len } else { 0 }]);
+    let mut t0 = 0;
     for t in 0..longest {
         ctl.check()?;
         // every sequence runs until the shortest ends; after that only those still running are stored
@@ -132,10 +143,8 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             let (below, rest) = layers.split_at_mut(l);
             let lb = &mut rest[0];
             let (input, ldz) = if l == 0 { (&xl[(first * t_max + t) * n..], t_max * n) } else { (&below[l - 1].h[..], gated[l - 1].hidden) };
-            fill_rows(&mut lb.gi, &w.b_ih);
-            fill_rows(&mut lb.gh, &w.b_hh);
-            accumulate::<F>(&w.ih, input, ldz, ns, &mut lb.gi, spec.fma);
-            accumulate::<F>(&w.hh, &lb.h, g.hidden, ns, &mut lb.gh, spec.fma);
+            affine::<F>(&w.b_ih, &[Term { w: &w.ih, z: input, ldz }], ns, &mut lb.gi, spec.fma);
+            affine::<F>(&w.b_hh, &[Term { w: &w.hh, z: &lb.h, ldz: g.hidden }], ns, &mut lb.gh, spec.fma);
             let rows = GateRows { ns, gi: &lb.gi, stride_i: w.ih.up, gh: &lb.gh, stride_h: w.hh.up };
             match g.kind {
                 GatedKind::Gru => gru_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, act),
@@ -143,16 +152,25 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             }
         }
         if spec.keep_all {
-            let lt = &layers[top];
-            for s in (0..ns).filter(|&s| t < lens[s]) {
-                let base = (s * t_max + t) * htop;
-                store::<F>(&mut out.states[base..base + htop], &lt.h[s * htop..(s + 1) * htop]);
+            // the top layer's h (and c) of this tick, kept until the chunk is flushed
+            let (lt, i) = (&layers[top], t - t0);
+            kept_h[i * ns * htop..(i + 1) * ns * htop].copy_from_slice(&lt.h);
+            if top_cell {
+                kept_c[i * ns * htop..(i + 1) * ns * htop].copy_from_slice(&lt.c);
+            }
+            if t + 1 - t0 == chunk || t + 1 == longest {
+                let ticks: Vec<&[F::C]> = kept_h.chunks_exact(ns * htop).take(t + 1 - t0).collect();
+                flush_rows::<F>(out.states, t_max, htop, &lens, (t0, t + 1), htop, &ticks);
                 if top_cell {
-                    store::<F>(&mut out.cells[base..base + htop], &lt.c[s * htop..(s + 1) * htop]);
+                    let ticks: Vec<&[F::C]> = kept_c.chunks_exact(ns * htop).take(t + 1 - t0).collect();
+                    flush_rows::<F>(out.cells, t_max, htop, &lens, (t0, t + 1), htop, &ticks);
                 }
+                t0 = t + 1;
             }
         }
     }
+    zero_ticks::<F>(out.states, t_max, htop, longest);
+    zero_ticks::<F>(out.cells, t_max, htop, longest);
     for (l, lb) in layers.iter().enumerate() {
         store::<F>(out.final_h[l], &lb.h);
         if let Some(c) = out.final_c[l].as_deref_mut() {
@@ -176,22 +194,25 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         let lanes: Vec<Arc<GatedLanes<F::C>>> = gated.iter().map(|g| lanes_of(g)).collect();
         let xl = lane_inputs(xs);
         let threads = spec.threads.unwrap_or_else(crate::sim::pool::default_threads).max(1);
-        let per_seq = lanes.iter().zip(&gated).map(|(w, g)| (2 + regions(g.kind)) * g.hidden + w.ih.up + w.hh.up).sum::<usize>();
+        let (htop, top_cell) = (plan.top_hidden(), gated[gated.len() - 1].has_cell_state());
+        let kept = ticks_per_flush(spec.keep_all, htop * std::mem::size_of::<F>(), spec.steps) * htop * if top_cell { 2 } else { 1 };
+        let per_seq = lanes.iter().zip(&gated).map(|(w, g)| (2 + regions(g.kind)) * g.hidden + w.ih.up + w.hh.up).sum::<usize>() + if spec.keep_all { kept } else { 0 };
         let (b, t) = (spec.batch, spec.steps);
         let block = block_size(b, threads, per_seq * std::mem::size_of::<F::C>());
         let firsts = block_firsts(b, block);
-        let (htop, top_cell) = (plan.top_hidden(), gated[gated.len() - 1].has_cell_state());
         let keep = spec.keep_all;
         let zero = F::from_lane(F::C::ZERO);
         let mut res = CellBatch {
-            states: if keep { vec![zero; b * t * htop] } else { Vec::new() },
-            cells: if keep && top_cell { vec![zero; b * t * htop] } else { Vec::new() },
-            final_h: gated.iter().map(|g| vec![zero; b * g.hidden]).collect(),
-            final_c: gated.iter().map(|g| g.has_cell_state().then(|| vec![zero; b * g.hidden])).collect(),
+            states: Vec::new(),
+            cells: Vec::new(),
+            final_h: gated.iter().map(|g| result_buffer(b * g.hidden, zero)).collect(),
+            final_c: gated.iter().map(|g| g.has_cell_state().then(|| result_buffer(b * g.hidden, zero))).collect(),
         };
-        let mut per_block: Vec<BlockOut<'_, F>> = split_blocks(&mut res.states, t * htop, block, &firsts, b)
+        let (mut states, mut cells) = (Unfilled::new(if keep { b * t * htop } else { 0 }), Unfilled::new(if keep && top_cell { b * t * htop } else { 0 }));
+        let mut per_block: Vec<BlockOut<'_, F>> = states
+            .shares(t * htop, block, &firsts, b)
             .into_iter()
-            .zip(split_blocks(&mut res.cells, t * htop, block, &firsts, b))
+            .zip(cells.shares(t * htop, block, &firsts, b))
             .map(|(states, cells)| BlockOut { states, cells, final_h: Vec::new(), final_c: Vec::new() })
             .collect();
         for (g, (h, c)) in gated.iter().zip(res.final_h.iter_mut().zip(res.final_c.iter_mut())) {
@@ -207,6 +228,10 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         }
         let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(per_block).collect();
         run_blocks(spec, work, |f, out| run_block(plan, &gated, &lanes, &xl, starts, spec, f, block.min(b - f), out, ctl))?;
+        // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills
+        // its shares of the states and cells: flushes over ticks 0..its longest length,
+        // then zero_ticks.
+        (res.states, res.cells) = unsafe { (states.filled(), cells.filled()) };
         Ok(res)
     })())
 }

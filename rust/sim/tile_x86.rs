@@ -1,0 +1,332 @@
+//! The AVX-512 tiles of `tile_kernel` (x86-64): the register type and rounded operations
+//! of each lane format (`Ops`: f64, f32, and bf16/f16 in f32 lanes with a vector rounding
+//! after each operation), the tile (MR sequences × N vectors of units, accumulators in
+//! registers, k ascending over the segments of the terms) and its driver (passes of KC
+//! values of k, then panels, then groups of MR sequences). The native f16 tile
+//! (`tile_f16`) reuses the tile and driver with its own `Ops`.
+
+use super::{Packed, Term, KC, MAX_TERMS, MR};
+use crate::sim::lanes::{LaneFormat, Rounding};
+use crate::sim::simd_round::{round_bf16, round_f16};
+use std::arch::x86_64::*;
+
+/// One SIMD register of lanes and the two rounded operations.
+pub(super) trait Ops {
+    type C: Copy;
+    type V: Copy;
+    const L: usize;
+    unsafe fn load(p: *const Self::C) -> Self::V;
+    unsafe fn store(p: *mut Self::C, v: Self::V);
+    unsafe fn splat(p: *const Self::C) -> Self::V;
+    unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+    /// Multiply by a value in memory (an embedded broadcast) rather than by a register
+    /// splat once per sequence: `mul_splat` instead of `splat` + `mul` in the tile.
+    const SPLAT_IN_MUL: bool = false;
+    /// a · (the value at p in every lane)
+    #[inline(always)]
+    unsafe fn mul_splat(a: Self::V, p: *const Self::C) -> Self::V {
+        Self::mul(a, Self::splat(p))
+    }
+    /// `fma_splat` is the format's fused multiply-add (else the fused tile is not used).
+    const FMA: bool = false;
+    /// acc + w · (the value at p), rounded once.
+    #[inline(always)]
+    unsafe fn fma_splat(_acc: Self::V, _w: Self::V, _p: *const Self::C) -> Self::V {
+        unreachable!("the fused tile is only driven for formats with FMA = true")
+    }
+}
+
+struct F64;
+impl Ops for F64 {
+    type C = f64;
+    type V = __m512d;
+    const L: usize = 8;
+    #[inline(always)]
+    unsafe fn load(p: *const f64) -> __m512d { _mm512_loadu_pd(p) }
+    #[inline(always)]
+    unsafe fn store(p: *mut f64, v: __m512d) { _mm512_storeu_pd(p, v) }
+    #[inline(always)]
+    unsafe fn splat(p: *const f64) -> __m512d { _mm512_set1_pd(*p) }
+    #[inline(always)]
+    unsafe fn mul(a: __m512d, b: __m512d) -> __m512d { _mm512_mul_pd(a, b) }
+    #[inline(always)]
+    unsafe fn add(a: __m512d, b: __m512d) -> __m512d { _mm512_add_pd(a, b) }
+    const FMA: bool = true;
+    #[inline(always)]
+    unsafe fn fma_splat(acc: __m512d, w: __m512d, p: *const f64) -> __m512d { _mm512_fmadd_pd(w, _mm512_set1_pd(*p), acc) }
+}
+
+/// f32 lanes, each result rounded to the grid `R` (none, bf16 or f16).
+struct F32<const R: u8>;
+impl<const R: u8> F32<R> {
+    #[inline(always)]
+    unsafe fn round(x: __m512) -> __m512 {
+        match R {
+            0 => x,
+            1 => round_bf16(x),
+            _ => round_f16(x),
+        }
+    }
+}
+impl<const R: u8> Ops for F32<R> {
+    type C = f32;
+    type V = __m512;
+    const L: usize = 16;
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> __m512 { _mm512_loadu_ps(p) }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: __m512) { _mm512_storeu_ps(p, v) }
+    #[inline(always)]
+    unsafe fn splat(p: *const f32) -> __m512 { _mm512_set1_ps(*p) }
+    #[inline(always)]
+    unsafe fn mul(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_mul_ps(a, b)) }
+    #[inline(always)]
+    unsafe fn add(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_add_ps(a, b)) }
+    /// f32: the hardware FMA. f16 (products exact in f32): the round-to-odd emulation of
+    /// `num::fused` in f32 (24 ≥ 11 + 2 bits). bf16: none (a product of two bf16 values
+    /// can lose bits below f32's subnormal quantum).
+    const FMA: bool = R != 1;
+    #[inline(always)]
+    unsafe fn fma_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
+        let z = _mm512_set1_ps(*p);
+        if R == 0 {
+            return _mm512_fmadd_ps(w, z, acc);
+        }
+        let pr = _mm512_mul_ps(w, z); // exact
+        let s = _mm512_add_ps(pr, acc);
+        // TwoSum: err = (pr + acc) − s exactly
+        let bb = _mm512_sub_ps(s, pr);
+        let err = _mm512_add_ps(_mm512_sub_ps(pr, _mm512_sub_ps(s, bb)), _mm512_sub_ps(acc, bb));
+        let sb = _mm512_castps_si512(s);
+        // inexact (err ≠ 0; NaN when s is ±∞ or NaN compares false) and even: one ulp
+        // of |s| towards the exact value (away from zero when err has s's sign)
+        let inexact = _mm512_cmp_ps_mask::<_CMP_NEQ_OQ>(err, _mm512_setzero_ps());
+        let even = _mm512_testn_epi32_mask(sb, _mm512_set1_epi32(1));
+        let same_sign = _mm512_testn_epi32_mask(_mm512_xor_si512(sb, _mm512_castps_si512(err)), _mm512_set1_epi32(i32::MIN));
+        let step = _mm512_mask_blend_epi32(same_sign, _mm512_set1_epi32(-1), _mm512_set1_epi32(1));
+        let odd = _mm512_mask_add_epi32(sb, inexact & even, sb, step);
+        Self::round(_mm512_castsi512_ps(odd))
+    }
+}
+
+/// One term's share of a pass over the tiles: its panel for the current units, its z
+/// rows (row 0 of the block) and the k range of the pass.
+#[derive(Clone, Copy)]
+pub(super) struct Seg<C> {
+    panel: *const C,
+    z: *const C,
+    ldz: usize,
+    k0: usize,
+    k1: usize,
+}
+
+/// One tile: `M` sequences (from `s0`) × `N` vectors, the accumulators starting from the
+/// row `init` (every sequence), or from `acc` when `init` is null, then the products of
+/// every segment in order (k ascending), fused when `FUSED`; stored to `acc`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: &[Seg<O::C>], pw: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize) {
+    let mut a: [[O::V; N]; M] = [[O::splat(acc); N]; M];
+    if init.is_null() {
+        for (s, row) in a.iter_mut().enumerate() {
+            for (r, v) in row.iter_mut().enumerate() {
+                *v = O::load(acc.add(s * lda + r * O::L));
+            }
+        }
+    } else {
+        for row in a.iter_mut() {
+            for (r, v) in row.iter_mut().enumerate() {
+                *v = O::load(init.add(r * O::L));
+            }
+        }
+    }
+    for seg in segs {
+        let (panel, ldz) = (seg.panel, seg.ldz);
+        let z = seg.z.add(s0 * ldz);
+        for k in seg.k0..seg.k1 {
+            let wp = panel.add(k * pw);
+            let mut w: [O::V; N] = [O::splat(wp); N];
+            for (r, v) in w.iter_mut().enumerate() {
+                *v = O::load(wp.add(r * O::L));
+            }
+            for (s, row) in a.iter_mut().enumerate() {
+                let zp = z.add(s * ldz + k);
+                if FUSED {
+                    for (x, &wv) in row.iter_mut().zip(w.iter()) {
+                        *x = O::fma_splat(*x, wv, zp);
+                    }
+                } else if O::SPLAT_IN_MUL {
+                    for (x, &wv) in row.iter_mut().zip(w.iter()) {
+                        *x = O::add(*x, O::mul_splat(wv, zp));
+                    }
+                } else {
+                    let zb = O::splat(zp);
+                    for (x, &wv) in row.iter_mut().zip(w.iter()) {
+                        *x = O::add(*x, O::mul(wv, zb));
+                    }
+                }
+            }
+        }
+    }
+    for (s, row) in a.iter().enumerate() {
+        for (r, &v) in row.iter().enumerate() {
+            O::store(acc.add(s * lda + r * O::L), v);
+        }
+    }
+}
+
+/// Every tile of the block for `terms` (k concatenated in term order), starting from
+/// `bias` (a row) or from `acc`: k in passes of at most KC values (a pass may span the
+/// end of one term and the start of the next), then panels, then groups of MR
+/// sequences (a panel's pass is reused by every group while it is in L1).
+#[inline(always)]
+pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias: Option<&[O::C]>, terms: &[(&Packed<O::C>, &[O::C], usize)], ns: usize, acc: &mut [O::C]) {
+    let (pw, up) = (terms[0].0.pw, terms[0].0.up);
+    debug_assert_eq!(pw, N * O::L);
+    let ap = acc.as_mut_ptr();
+    let total: usize = terms.iter().map(|t| t.0.k).sum();
+    let mut start = 0;
+    let mut first = true;
+    while first || start < total {
+        let end = (start + KC).min(total);
+        // the segments of this pass (term i covers the global k in base..base + k),
+        // their panels set per panel q below
+        let mut segs = [Seg { panel: ap.cast_const(), z: ap.cast_const(), ldz: 0, k0: 0, k1: 0 }; MAX_TERMS];
+        let mut owners = [(ap.cast_const(), 0); MAX_TERMS];
+        let mut nseg = 0;
+        let mut base = 0;
+        for &(p, z, ldz) in terms {
+            let (k0, k1) = (start.max(base), end.min(base + p.k));
+            if k0 < k1 {
+                segs[nseg] = Seg { panel: p.data.as_ptr(), z: z.as_ptr(), ldz, k0: k0 - base, k1: k1 - base };
+                owners[nseg] = (p.data.as_ptr(), p.k);
+                nseg += 1;
+            }
+            base += p.k;
+        }
+        for q in 0..up / pw {
+            for (seg, &(data, k)) in segs.iter_mut().zip(&owners).take(nseg) {
+                seg.panel = data.add(q * k * pw);
+            }
+            let init = match bias {
+                Some(b) if first => b.as_ptr().add(q * pw),
+                _ => std::ptr::null(),
+            };
+            let (segs, aq) = (&segs[..nseg], ap.add(q * pw));
+            let mut s0 = 0;
+            while s0 < ns {
+                let a = aq.add(s0 * up);
+                let m = (ns - s0).min(MR);
+                match m {
+                    8 => tile::<O, 8, N, FUSED>(segs, pw, s0, init, a, up),
+                    7 => tile::<O, 7, N, FUSED>(segs, pw, s0, init, a, up),
+                    6 => tile::<O, 6, N, FUSED>(segs, pw, s0, init, a, up),
+                    5 => tile::<O, 5, N, FUSED>(segs, pw, s0, init, a, up),
+                    4 => tile::<O, 4, N, FUSED>(segs, pw, s0, init, a, up),
+                    3 => tile::<O, 3, N, FUSED>(segs, pw, s0, init, a, up),
+                    2 => tile::<O, 2, N, FUSED>(segs, pw, s0, init, a, up),
+                    _ => tile::<O, 1, N, FUSED>(segs, pw, s0, init, a, up),
+                }
+                s0 += m;
+            }
+        }
+        first = false;
+        start = end;
+    }
+}
+
+/// acc += z · Wᵀ for one term (the f16 tile's entry).
+#[inline(always)]
+pub(super) unsafe fn drive<O: Ops, const N: usize, const FUSED: bool>(p: &Packed<O::C>, z: &[O::C], ldz: usize, ns: usize, acc: &mut [O::C]) {
+    drive_terms::<O, N, FUSED>(None, &[(p, z, ldz)], ns, acc)
+}
+
+/// The tile's terms: (packed Wᵀ, z rows, z row stride).
+type Terms<'a, C> = [(&'a Packed<C>, &'a [C], usize)];
+
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
+unsafe fn drive_avx512<O: Ops>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, ns: usize, acc: &mut [O::C], fma: bool) {
+    debug_assert!(!fma || O::FMA, "no fused tile for this format");
+    match (terms[0].0.pw == O::L, fma) {
+        (true, false) => drive_terms::<O, 1, false>(bias, terms, ns, acc),
+        (false, false) => drive_terms::<O, 2, false>(bias, terms, ns, acc),
+        (true, true) => drive_terms::<O, 1, true>(bias, terms, ns, acc),
+        (false, true) => drive_terms::<O, 2, true>(bias, terms, ns, acc),
+    }
+}
+
+fn has_avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl") && std::arch::is_x86_feature_detected!("avx512dq") && std::arch::is_x86_feature_detected!("fma")
+}
+
+fn cast<A: 'static, B: 'static>(p: &Packed<A>) -> &Packed<B> {
+    assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
+    // SAFETY: A and B are the same type (checked above).
+    unsafe { &*(p as *const Packed<A>).cast::<Packed<B>>() }
+}
+
+fn cast_slice<A: 'static, B: 'static>(s: &[A]) -> &[B] {
+    assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
+    // SAFETY: as above.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<B>(), s.len()) }
+}
+
+fn cast_mut<A: 'static, B: 'static>(s: &mut [A]) -> &mut [B] {
+    assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
+    // SAFETY: as above.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<B>(), s.len()) }
+}
+
+/// `tile_kernel::affine` (from `bias`) or `accumulate` (bias None: from acc) on the
+/// AVX-512 tiles when the CPU has them (Some), else None (portable loops).
+pub(super) fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::C>], ns: usize, acc: &mut [F::C], fma: bool) -> Option<()> {
+    if F::ROUNDING == Rounding::F16 && super::tile_f16::available() {
+        if let Some(b) = bias {
+            crate::sim::block_io::fill_rows(&mut acc[..ns * b.len()], b);
+        }
+        for t in terms.iter().filter(|t| t.w.k > 0) {
+            super::tile_f16::accumulate(cast(t.w), cast_slice(t.z), t.ldz, ns, cast_mut(acc), fma);
+        }
+        return Some(());
+    }
+    let pw = terms.first()?.w.pw;
+    if !has_avx512() || pw % super::lanes_of::<F::C>() != 0 || pw > 2 * super::lanes_of::<F::C>() || terms.len() > MAX_TERMS {
+        return None;
+    }
+    if fma && F::ROUNDING == Rounding::Bf16 {
+        return None;
+    }
+    // SAFETY: the CPU has the features drive_avx512 is compiled for; the slices were
+    // checked to cover every row and column the tiles touch (`super::affine`,
+    // `super::accumulate`).
+    unsafe {
+        match F::ROUNDING {
+            Rounding::F64 => run::<F, F64>(bias, terms, ns, acc, fma),
+            Rounding::F32 => run::<F, F32<0>>(bias, terms, ns, acc, fma),
+            Rounding::Bf16 => run::<F, F32<1>>(bias, terms, ns, acc, fma),
+            Rounding::F16 => run::<F, F32<2>>(bias, terms, ns, acc, fma),
+        }
+    }
+    Some(())
+}
+
+/// `drive_avx512` on the lane type of `O` (the same type as `F::C`).
+unsafe fn run<F: LaneFormat, O: Ops>(bias: Option<&[F::C]>, terms: &[Term<'_, F::C>], ns: usize, acc: &mut [F::C], fma: bool)
+where
+    O::C: 'static,
+{
+    let mut t: [(&Packed<O::C>, &[O::C], usize); MAX_TERMS] = [(cast(terms[0].w), cast_slice(terms[0].z), 0); MAX_TERMS];
+    for (dst, src) in t.iter_mut().zip(terms) {
+        *dst = (cast(src.w), cast_slice(src.z), src.ldz);
+    }
+    drive_avx512::<O>(bias.map(cast_slice), &t[..terms.len()], ns, cast_mut(acc), fma)
+}
+
+/// The f32-lane (emulated rounding) f16 tile, for comparing with the native one.
+#[cfg(test)]
+pub(super) fn accumulate_emulated_f16(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32], fma: bool) {
+    assert!(has_avx512());
+    // SAFETY: as in `affine`.
+    unsafe { drive_avx512::<F32<2>>(None, &[(p, z, ldz)], ns, acc, fma) }
+}
