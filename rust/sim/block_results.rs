@@ -3,12 +3,12 @@
 //! written by the blocks, in parallel, a chunk of ticks at a time.
 //!
 //! - Chunks: a block keeps its last `ticks_per_flush` ticks of rows and then writes them
-//!   sequence by sequence (`flush_rows`): one contiguous run per sequence, where rows
+//!   sequence by sequence (`Kept::flush`): one contiguous run per sequence, where rows
 //!   written tick by tick would be T·row values apart (a page or more, every row; measured
 //!   about twice as slow).
 //! - Filling: the buffers are not zeroed beforehand (`Unfilled`): each block writes every
 //!   value of its share exactly once, its rows where a sequence runs and zeros past its
-//!   length (`flush_rows`, `zero_ticks`). A serial zero-fill before the run cost 7% of a
+//!   length (`Kept::flush`, `Kept::zero_from`). A serial zero-fill before the run cost 7% of a
 //!   SimpleRNN run at batch 4096 × hidden 64 on one thread, and a quarter of the wall time
 //!   on two (measured), and wrote the memory twice.
 //! - Pages: a large buffer is advised as huge-page memory before it is first written
@@ -16,6 +16,7 @@
 //!   memory it has just returned to the kernel (glibc trims a thread arena's heap when a
 //!   run's results of 32 MiB or more are freed), and refaulting it 4 KiB at a time cost ~10%
 //!   of an LSTM run at batch 4096 × hidden 64 (measured).
+//! - Streaming: large results are written with non-temporal stores (`Kept`).
 //!
 //! None of this changes a value, only where and when it is stored.
 
@@ -24,7 +25,7 @@ use crate::sim::lanes::LaneFormat;
 use std::any::TypeId;
 use std::mem::MaybeUninit;
 
-/// Ticks per flush of a block's kept rows (`flush_rows`): enough for `FLUSH_BYTES` of a
+/// Ticks per flush of a block's kept rows (`Kept::flush`): enough for `FLUSH_BYTES` of a
 /// sequence's rows of `row_bytes` each, at most `steps`, at least 1; 1 unless `keep_all`.
 pub fn ticks_per_flush(keep_all: bool, row_bytes: usize, steps: usize) -> usize {
     /// Bytes of a sequence's kept rows per flush: measured, runs of 1–2 KiB per sequence
@@ -58,8 +59,8 @@ impl<T> Unfilled<T> {
     /// The buffer, once every block has filled its share.
     ///
     /// # Safety
-    /// Every value of every share was written (each block ran to completion: `flush_rows`
-    /// over ticks 0..its longest length, then `zero_ticks` for the rest).
+    /// Every value of every share was written (each block ran to completion: `Kept::flush`
+    /// over ticks 0..its longest length, then `Kept::zero_from` for the rest).
     pub unsafe fn filled(self) -> Vec<T> {
         let mut v = self.v;
         // SAFETY: capacity n (allocated so), and the caller guarantees all n values are
@@ -120,34 +121,97 @@ pub fn store_uninit<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) {
     }
 }
 
-/// Writes ticks `ticks.0..ticks.1` of a block's kept rows into the block's share `dst` of a
-/// (B, T, row) result (`t_max` = T), one contiguous run per sequence: its rows while it
-/// runs (tick < its length), zeros after. `tick_rows[i]` holds tick t0 + i's rows,
-/// sequence s at s·stride.
-pub fn flush_rows<F: LaneFormat>(dst: &mut [MaybeUninit<F>], t_max: usize, row: usize, lens: &[usize], ticks: (usize, usize), stride: usize, tick_rows: &[&[F::C]]) {
-    let (t0, t1) = ticks;
-    debug_assert_eq!(tick_rows.len(), t1 - t0);
-    for (s, &len) in lens.iter().enumerate() {
-        for (t, rows) in (t0..t1).zip(tick_rows) {
-            let out = &mut dst[(s * t_max + t) * row..][..row];
-            if t < len {
-                store_uninit::<F>(out, &rows[s * stride..s * stride + row]);
-            } else {
-                out.iter_mut().for_each(|v| _ = v.write(F::zero()));
+/// The layout of a (B, T, row) kept result (`t_max` = T) and how a block writes its share:
+/// `stream` (large results) with non-temporal stores (f32 and f64 rows on a 16-byte
+/// boundary, SSE2 `movntps`/`movntpd`): the result is far larger than the core's caches
+/// and written once, so a regular store's read of each line before writing it is wasted
+/// memory traffic (measured: 4–10% of SimpleRNN and gated runs at batch 4096 × hidden
+/// 64). Values are the same either way.
+#[derive(Clone, Copy, Debug)]
+pub struct Kept {
+    pub t_max: usize,
+    pub row: usize,
+    pub stream: bool,
+}
+
+impl Kept {
+    /// Rows of `row` values of format `F` over `t_max` ticks, for `batch` sequences in all:
+    /// streamed when the result is at least `STREAM_MIN` bytes (twice the 2 MiB L2 of the
+    /// machine measured: smaller results may still be in cache when read).
+    pub fn new<F>(batch: usize, t_max: usize, row: usize) -> Self {
+        const STREAM_MIN: usize = 4 << 20;
+        Kept { t_max, row, stream: batch * t_max * row * std::mem::size_of::<F>() >= STREAM_MIN }
+    }
+
+    /// Writes ticks `ticks.0..ticks.1` of a block's kept rows into its share `dst`, one
+    /// contiguous run per sequence: its rows while it runs (tick < its length), zeros after.
+    /// `tick_rows[i]` holds tick t0 + i's rows, sequence s at s·stride.
+    pub fn flush<F: LaneFormat>(&self, dst: &mut [MaybeUninit<F>], lens: &[usize], ticks: (usize, usize), stride: usize, tick_rows: &[&[F::C]]) {
+        let ((t0, t1), (t_max, row)) = (ticks, (self.t_max, self.row));
+        debug_assert_eq!(tick_rows.len(), t1 - t0);
+        for (s, &len) in lens.iter().enumerate() {
+            for (t, rows) in (t0..t1).zip(tick_rows) {
+                let out = &mut dst[(s * t_max + t) * row..][..row];
+                if t >= len {
+                    out.iter_mut().for_each(|v| _ = v.write(F::zero()));
+                } else if !(self.stream && stream_copy::<F>(out, &rows[s * stride..s * stride + row])) {
+                    store_uninit::<F>(out, &rows[s * stride..s * stride + row]);
+                }
             }
+        }
+        if self.stream {
+            // the streamed stores are weakly ordered: complete them before the block ends
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE2, part of x86-64.
+            unsafe {
+                std::arch::x86_64::_mm_sfence()
+            };
+        }
+    }
+
+    /// Zeros in ticks `from..T` of every sequence of a block's share `dst` (the padding past
+    /// the block's longest length, which no flush covers).
+    pub fn zero_from<F: LaneFormat>(&self, dst: &mut [MaybeUninit<F>], from: usize) {
+        let (t_max, row) = (self.t_max, self.row);
+        if from >= t_max || row == 0 {
+            return;
+        }
+        for seq in dst.chunks_exact_mut(t_max * row) {
+            seq[from * row..].iter_mut().for_each(|v| _ = v.write(F::zero()));
         }
     }
 }
 
-/// Zeros in ticks `from..T` of every sequence of a block's share `dst` (the padding past
-/// the block's longest length, which no flush covers).
-pub fn zero_ticks<F: LaneFormat>(dst: &mut [MaybeUninit<F>], t_max: usize, row: usize, from: usize) {
-    if from >= t_max || row == 0 {
-        return;
+/// dst = src with non-temporal stores when `F` is its own lane type f32 or f64 and `dst`
+/// starts on a 16-byte boundary with a whole number of 16-byte units; false (nothing
+/// written) otherwise.
+#[inline]
+fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let (p, bytes) = (dst.as_mut_ptr() as usize, std::mem::size_of_val(dst));
+        if TypeId::of::<F>() != TypeId::of::<F::C>() || p % 16 != 0 || bytes % 16 != 0 || dst.len() != src.len() {
+            return false;
+        }
+        let (d, sp) = (dst.as_mut_ptr().cast::<u8>(), src.as_ptr().cast::<u8>());
+        if TypeId::of::<F>() == TypeId::of::<f32>() {
+            for i in (0..bytes).step_by(16) {
+                // SAFETY: SSE2 (x86-64); i + 16 ≤ bytes = the length of both slices in
+                // bytes (F is F::C, same length), and d + i is 16-byte aligned (checked).
+                unsafe { _mm_stream_ps(d.add(i).cast(), _mm_loadu_ps(sp.add(i).cast())) };
+            }
+            return true;
+        }
+        if TypeId::of::<F>() == TypeId::of::<f64>() {
+            for i in (0..bytes).step_by(16) {
+                // SAFETY: as above.
+                unsafe { _mm_stream_pd(d.add(i).cast(), _mm_loadu_pd(sp.add(i).cast())) };
+            }
+            return true;
+        }
     }
-    for seq in dst.chunks_exact_mut(t_max * row) {
-        seq[from * row..].iter_mut().for_each(|v| _ = v.write(F::zero()));
-    }
+    false
 }
 
 #[cfg(test)]
@@ -159,19 +223,45 @@ mod tests {
         // 2 sequences, rows of 2 values, stride 3 in the tick buffers, T = 4: ticks 0..1,
         // then 1..3 flushed, then tick 3 zeroed
         let (t0, t1, t2) = ([0.5f32, 0.5, 9.0, 0.25, 0.25, 9.0], [1.0f32, 2.0, 9.0, 3.0, 4.0, 9.0], [5.0f32, 6.0, 9.0, 7.0, 8.0, 9.0]);
-        let mut buf = Unfilled::<f32>::new(2 * 4 * 2);
-        let mut shares = buf.shares(4 * 2, 2, &[0], 2);
-        flush_rows::<f32>(&mut *shares[0], 4, 2, &[4, 2], (0, 1), 3, &[&t0]);
-        flush_rows::<f32>(&mut *shares[0], 4, 2, &[4, 2], (1, 3), 3, &[&t1, &t2]);
-        zero_ticks::<f32>(&mut *shares[0], 4, 2, 3);
-        drop(shares);
-        // SAFETY: ticks 0..3 flushed for both sequences, tick 3 zeroed: all 16 values.
-        let v = unsafe { buf.filled() };
-        assert_eq!(v, [0.5, 0.5, 1.0, 2.0, 5.0, 6.0, 0.0, 0.0, 0.25, 0.25, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0]);
+        for stream in [false, true] {
+            let kept = Kept { t_max: 4, row: 2, stream };
+            let mut buf = Unfilled::<f32>::new(2 * 4 * 2);
+            let mut shares = buf.shares(4 * 2, 2, &[0], 2);
+            kept.flush::<f32>(&mut *shares[0], &[4, 2], (0, 1), 3, &[&t0]);
+            kept.flush::<f32>(&mut *shares[0], &[4, 2], (1, 3), 3, &[&t1, &t2]);
+            kept.zero_from::<f32>(&mut *shares[0], 3);
+            drop(shares);
+            // SAFETY: ticks 0..3 flushed for both sequences, tick 3 zeroed: all 16 values.
+            let v = unsafe { buf.filled() };
+            assert_eq!(v, [0.5, 0.5, 1.0, 2.0, 5.0, 6.0, 0.0, 0.0, 0.25, 0.25, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0]);
+        }
+        assert!(Kept::new::<f32>(1024, 100, 16).stream && !Kept::new::<f32>(10, 100, 16).stream);
         assert_eq!(ticks_per_flush(true, 1000, 100), 3);
         assert_eq!(ticks_per_flush(true, 4, 100), 100);
         assert_eq!(ticks_per_flush(true, 4096, 100), 1);
         assert_eq!(ticks_per_flush(false, 4, 100), 1);
+    }
+
+    #[test]
+    fn streamed_rows_equal_stored_rows_for_f32_and_f64_and_others_fall_back() {
+        let src32: Vec<f32> = (0..40).map(|i| i as f32 * -1.25 + 0.1).collect();
+        let src64: Vec<f64> = (0..40).map(|i| i as f64 * 3.5e-3 - 7.0).collect();
+        let mut d32 = vec![MaybeUninit::<f32>::uninit(); 44];
+        let mut d64 = vec![MaybeUninit::<f64>::uninit(); 44];
+        // an aligned row (streamed) and, one value on, a row off the 16-byte boundary (not)
+        let a32 = (0..4).find(|&i| (d32[i..].as_ptr() as usize) % 16 == 0).expect("aligned start");
+        let a64 = (0..2).find(|&i| (d64[i..].as_ptr() as usize) % 16 == 0).expect("aligned start");
+        assert!(stream_copy::<f32>(&mut d32[a32..a32 + 40], &src32));
+        assert!(stream_copy::<f64>(&mut d64[a64..a64 + 40], &src64));
+        assert!(!stream_copy::<f32>(&mut d32[a32 + 1..a32 + 41], &src32));
+        assert!(!stream_copy::<f32>(&mut d32[a32..a32 + 3], &src32[..3]));
+        let h = vec![1.0f32; 8];
+        assert!(!stream_copy::<half::f16>(&mut vec![MaybeUninit::uninit(); 8], &h));
+        // SAFETY: the streamed ranges were written in full above.
+        unsafe {
+            assert!(d32[a32..a32 + 40].iter().zip(&src32).all(|(d, s)| d.assume_init().to_bits() == s.to_bits()));
+            assert!(d64[a64..a64 + 40].iter().zip(&src64).all(|(d, s)| d.assume_init().to_bits() == s.to_bits()));
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! States: the block's h_t rows live in a ring of slots, each tick reading one slot and
 //! writing the next, so the kept states (keep="all") of a chunk of ticks stay in the block
 //! and are written to the (B, T, d) result a chunk at a time, one contiguous run per
-//! sequence (`block_io::flush_rows`; measured about twice as fast as a row per sequence
+//! sequence (`block_results`; measured about twice as fast as a row per sequence
 //! per tick, a page apart). With keep="final" the ring is two slots that swap roles.
 //!
 //! Parallelism: rayon over blocks of sequences, balanced across threads and small enough
@@ -30,7 +30,7 @@ use crate::error::SimResult;
 use crate::net::activation::Activation;
 use crate::num::float::Float;
 use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
-use crate::sim::block_results::{flush_rows, result_buffer, ticks_per_flush, zero_ticks, Unfilled};
+use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cancel::Control;
 use crate::sim::float_engine::FloatPlan;
 use crate::sim::lanes::{Lane, LaneFormat};
@@ -129,6 +129,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
     let lens: Vec<usize> = (0..ns).map(|s| spec.length(first + s)).collect();
     let chunk = ticks_per_flush(spec.keep_all, d * std::mem::size_of::<F>(), t_max);
     let slots = ring_slots(chunk);
+    let kept = Kept::new::<F>(spec.batch, t_max, d);
     let len = ns * up;
     let mut ring: Vec<F::C> = vec![F::C::ZERO; slots * len];
     let slot = |t_plus_1: usize| t_plus_1 % slots;
@@ -154,7 +155,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
     let mut row = vec![F::zero(); d];
     let mut flush = |ring: &[F::C], t0: usize, t1: usize, out: &mut BlockOut<'_, F>| {
         let ticks: Vec<&[F::C]> = (t0..t1).map(|t| &ring[slot(t + 1) * len..][..len]).collect();
-        flush_rows::<F>(out.states, t_max, d, &lens, (t0, t1), up, &ticks);
+        kept.flush::<F>(out.states, &lens, (t0, t1), up, &ticks);
         if o > 0 {
             for (s, &l) in lens.iter().enumerate() {
                 for (t, h) in (t0..t1.min(l)).zip(&ticks) {
@@ -194,7 +195,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
     for &s in &by_len[done..] {
         finish(s, last, &mut out);
     }
-    zero_ticks::<F>(out.states, t_max, d, longest);
+    kept.zero_from::<F>(out.states, longest);
     Ok(())
 }
 
@@ -237,7 +238,7 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(parts).collect();
     run_blocks(spec, work, |first, out| run_block(plan, &w, &xl, h0, spec, first, block.min(b - first), out, ctl))?;
     // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills its
-    // share of the states: flushes over ticks 0..its longest length, then zero_ticks.
+    // share of the states: flushes over ticks 0..its longest length, then Kept::zero_from.
     res.states = unsafe { states.filled() };
     Ok(res)
 }

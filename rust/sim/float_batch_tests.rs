@@ -135,3 +135,15 @@ fn kept_states_flushed_in_several_chunks_equal_the_per_sequence_engine() {
     assert_eq!(ticks_per_flush(true, 520 * 8, 3), 1);
     check::<f64>(&wide, 3, 3, 5);
 }
+
+#[test]
+fn large_kept_results_streamed_equal_the_per_sequence_engine() {
+    // 1100 × 100 × 10 f32 states (4.4 MB) and the f64 half as many sequences: written with
+    // non-temporal stores (rows of 10 values: on and off the 16-byte boundary)
+    let nw = net(10, 2, 1, Activation::Tanh, 23);
+    let steps = 100;
+    use crate::sim::block_results::Kept;
+    assert!(Kept::new::<f32>(1100, steps, 10).stream && Kept::new::<f64>(560, steps, 10).stream, "the test needs streamed results");
+    check_with::<f32>(&nw, 1100, steps, 30, false);
+    check_with::<f64>(&nw, 560, steps, 31, true);
+}

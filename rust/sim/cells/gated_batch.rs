@@ -22,7 +22,7 @@ use crate::error::SimResult;
 use crate::num::scalar::Scalar;
 use crate::sim::cancel::Control;
 use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
-use crate::sim::block_results::{flush_rows, result_buffer, ticks_per_flush, zero_ticks, Unfilled};
+use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::cells::gated_pointwise::{gru_block, lstm_block, regions, GateRows};
 use crate::sim::cells::run::{CellBatch, Starts};
@@ -124,7 +124,8 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
     let longest = lens.iter().copied().max().unwrap_or(0);
     let shortest = lens.iter().copied().min().unwrap_or(0);
     let mut active = vec![true; ns];
-    // kept rows of the top layer, flushed every `chunk` ticks (`block_io::flush_rows`)
+    // kept rows of the top layer, flushed every `chunk` ticks (`block_results`)
+    let kept = Kept::new::<F>(spec.batch, t_max, htop);
     let chunk = ticks_per_flush(spec.keep_all, htop * std::mem::size_of::<F>(), t_max);
     let kept_len = if spec.keep_all { chunk * ns * htop } else { 0 };
     let (mut kept_h, mut kept_c) = (vec![F::C::ZERO; kept_len], vec![F::C::ZERO; if top_cell { kept_len } else { 0 }]);
@@ -160,17 +161,17 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             }
             if t + 1 - t0 == chunk || t + 1 == longest {
                 let ticks: Vec<&[F::C]> = kept_h.chunks_exact(ns * htop).take(t + 1 - t0).collect();
-                flush_rows::<F>(out.states, t_max, htop, &lens, (t0, t + 1), htop, &ticks);
+                kept.flush::<F>(out.states, &lens, (t0, t + 1), htop, &ticks);
                 if top_cell {
                     let ticks: Vec<&[F::C]> = kept_c.chunks_exact(ns * htop).take(t + 1 - t0).collect();
-                    flush_rows::<F>(out.cells, t_max, htop, &lens, (t0, t + 1), htop, &ticks);
+                    kept.flush::<F>(out.cells, &lens, (t0, t + 1), htop, &ticks);
                 }
                 t0 = t + 1;
             }
         }
     }
-    zero_ticks::<F>(out.states, t_max, htop, longest);
-    zero_ticks::<F>(out.cells, t_max, htop, longest);
+    kept.zero_from::<F>(out.states, longest);
+    kept.zero_from::<F>(out.cells, longest);
     for (l, lb) in layers.iter().enumerate() {
         store::<F>(out.final_h[l], &lb.h);
         if let Some(c) = out.final_c[l].as_deref_mut() {
@@ -230,7 +231,7 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         run_blocks(spec, work, |f, out| run_block(plan, &gated, &lanes, &xl, starts, spec, f, block.min(b - f), out, ctl))?;
         // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills
         // its shares of the states and cells: flushes over ticks 0..its longest length,
-        // then zero_ticks.
+        // then Kept::zero_from.
         (res.states, res.cells) = unsafe { (states.filled(), cells.filled()) };
         Ok(res)
     })())

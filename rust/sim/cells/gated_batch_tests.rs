@@ -155,3 +155,11 @@ fn kept_states_and_cells_flushed_in_several_chunks_equal_the_per_sequence_engine
         all_formats(&net, 7, 230, 40);
     }
 }
+
+#[test]
+fn large_kept_states_and_cells_streamed_equal_the_per_sequence_engine() {
+    // 1100 × 100 × 10 f32 states and cells (4.4 MB each): non-temporal stores
+    assert!(crate::sim::block_results::Kept::new::<f32>(1100, 100, 10).stream);
+    let net = Stack::new("lstm", vec![gated("lstm", 10, 2, 8, &[])]).unwrap();
+    check_with::<f32>(&net, 1100, 100, 50, true);
+}
