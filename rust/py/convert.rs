@@ -77,9 +77,10 @@ fn array_values<T: numpy::Element + Copy>(arr: &PyReadonlyArrayDyn<'_, T>) -> Ve
 }
 
 /// Pushes a problem for each non-finite value (at most 5, then a count). The common case,
-/// all finite, is one vectorisable pass.
+/// all finite, is one vectorisable pass (a fold without early exit per chunk: `all`'s early
+/// exit kept the loop scalar, 2% of a SimpleRNN batch run at hidden 16).
 fn check_finite<T: Copy + Into<f64>>(name: &str, shape: &[usize], values: &[T], problems: &mut Vec<String>) {
-    if values.iter().all(|&v| v.into().is_finite()) {
+    if values.chunks(4096).all(|c| c.iter().fold(true, |ok, &v| ok & v.into().is_finite())) {
         return;
     }
     let bad: Vec<(usize, f64)> = values.iter().map(|&v| v.into()).enumerate().filter(|(_, v)| !v.is_finite()).collect();
