@@ -18,7 +18,8 @@
 //! pass ([`affine`]): the accumulators start from the bias row and take the terms' values
 //! of k one after the other, k ascending within a term, which is the documented order
 //! (bias, then the first term's products, then the second's); [`accumulate`] adds one
-//! term to `acc` as it stands.
+//! term to `acc` as it stands; [`affine_gates`] ends a gated cell's map with its rounded
+//! addition to the other map, stored gate-major.
 //!
 //! Tiling: a tile of MR sequences × NR vectors of units keeps its MR·NR accumulators in
 //! SIMD registers while k runs (a chunk of KC values of k at a time, the terms' k
@@ -117,7 +118,7 @@ pub fn accumulate<F: LaneFormat>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, 
     check_term(&term, ns);
     assert!(acc.len() >= ns * packed.up);
     #[cfg(target_arch = "x86_64")]
-    if let Some(done) = x86::affine::<F>(None, &[term], ns, acc, fma) {
+    if let Some(done) = x86::affine::<F>(None, &[term], ns, acc, None, fma) {
         return done;
     }
     portable_term::<F>(&term, ns, acc, fma);
@@ -137,13 +138,47 @@ pub fn affine<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize,
     }
     terms.iter().for_each(|t| check_term(t, ns));
     #[cfg(target_arch = "x86_64")]
-    if let Some(done) = x86::affine::<F>(Some(bias), terms, ns, out, fma) {
+    if let Some(done) = x86::affine::<F>(Some(bias), terms, ns, out, None, fma) {
         return done;
     }
     crate::sim::block_io::fill_rows(&mut out[..ns * up], bias);
     for t in terms.iter().filter(|t| t.w.k > 0) {
         portable_term::<F>(t, ns, out, fma);
     }
+}
+
+/// The gate split of a gated cell's map (`affine_gates`): `region[g]` is the region of
+/// `pre` that gate block g (units g·hsz..(g + 1)·hsz) goes to, or None to leave it as a row
+/// of `out`; region r holds unit u of sequence s at r·ns·hsz + s·hsz + u
+/// (`cells::gated_pointwise`).
+pub struct GateSplit<'a, C> {
+    /// the rows (stride up) added in front of each sum that goes to a region
+    pub addend: &'a [C],
+    pub pre: &'a mut [C],
+    pub hsz: usize,
+    pub region: [Option<usize>; 5],
+}
+
+/// `affine`, except that the gate blocks with a region go to `pre` as addend + sum (one
+/// rounded addition: the pre-activation gi + gh of `cells::gated_pointwise`), computed as
+/// the tiles' last step instead of stored to `out` and added in another pass. Same bits
+/// as `affine` then those additions. False (and nothing done) when the tiles cannot split
+/// the gates: hsz not a multiple of the SIMD lanes (a vector would hold two gates), no
+/// AVX-512, or the native f16 tile; the caller then runs `affine` and adds.
+pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: &mut [F::C], split: GateSplit<'_, F::C>, fma: bool) -> bool {
+    let (up, hsz) = (bias.len(), split.hsz);
+    let units = terms.first().map_or(0, |t| t.w.units);
+    let regions = split.region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
+    assert!(out.len() >= ns * up && terms.iter().all(|t| t.w.up == up && t.w.pw == terms[0].w.pw && t.w.units == units));
+    assert!(hsz > 0 && units <= 5 * hsz && split.addend.len() >= ns * up && split.pre.len() >= regions * ns * hsz);
+    if ns == 0 || terms.is_empty() {
+        return false;
+    }
+    terms.iter().for_each(|t| check_term(t, ns));
+    #[cfg(target_arch = "x86_64")]
+    return x86::affine::<F>(Some(bias), terms, ns, out, Some(split), fma).is_some();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 fn check_term<C>(t: &Term<'_, C>, ns: usize) {

@@ -91,3 +91,68 @@ fn tiles_equal_the_sequential_definition_bit_for_bit() {
         }
     }
 }
+
+/// `affine_gates` against `affine` then pre[region][s][u] = addend + sum for the gates with
+/// a region (the rest left as rows of `out`), bit for bit.
+fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, ns: usize, fma: bool) {
+    let gates = region.iter().rposition(|r| r.is_some()).map_or(0, |g| g + 1).max(3);
+    let units = gates * hsz;
+    let mut s = 3u64 + (hsz * 17 + k * 5 + ns) as u64;
+    let mut next = || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        F::from_f64_rounded(((s >> 33) % 2001) as f64 / 256.0 - 3.9).to_lane()
+    };
+    let wt: Vec<F::C> = (0..k * units).map(|_| next()).collect();
+    let p = Packed::for_units(&wt, k, units);
+    let up = p.up;
+    let z: Vec<F::C> = (0..ns * (k + 1)).map(|_| next()).collect();
+    let mut bias: Vec<F::C> = (0..units).map(|_| next()).collect();
+    bias.resize(up, F::C::default());
+    let addend: Vec<F::C> = (0..ns * up).map(|_| next()).collect();
+    let terms = [Term { w: &p, z: &z, ldz: k + 1 }];
+    let regions = region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
+    let mut want_out = vec![F::C::default(); ns * up];
+    affine::<F>(&bias, &terms, ns, &mut want_out, fma);
+    let (mut out, mut pre) = (vec![F::C::default(); ns * up], vec![F::C::default(); regions * ns * hsz]);
+    let split = GateSplit { addend: &addend, pre: &mut pre, hsz, region };
+    if !affine_gates::<F>(&bias, &terms, ns, &mut out, split, fma) {
+        // declined: a vector would hold two gates, the native f16 tile, fused bf16 (portable
+        // loops), or no AVX-512
+        use crate::sim::lanes::Rounding;
+        let declined = hsz % lanes_of::<F::C>() != 0 || F::ROUNDING == Rounding::F16 || (fma && F::ROUNDING == Rounding::Bf16);
+        assert!(declined || !cfg!(target_arch = "x86_64") || !std::arch::is_x86_feature_detected!("avx512f"), "{} hsz {hsz}: the split should run", F::NAME);
+        return;
+    }
+    let bits = |x: F::C| format!("{:?}", F::from_lane(x));
+    for si in 0..ns {
+        for i in 0..units {
+            let (g, u) = (i / hsz, i % hsz);
+            match region[g] {
+                Some(r) => {
+                    let want = F::add_l(addend[si * up + i], want_out[si * up + i]);
+                    assert_eq!(bits(pre[r * ns * hsz + si * hsz + u]), bits(want), "{} hsz {hsz} k {k} ns {ns} seq {si} unit {i}", F::NAME);
+                }
+                None => assert_eq!(bits(out[si * up + i]), bits(want_out[si * up + i]), "{} row unit {i}", F::NAME),
+            }
+        }
+    }
+}
+
+#[test]
+fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
+    let lstm = [Some(0), Some(1), Some(3), Some(2), None];
+    let gru = [Some(0), Some(1), None, None, None];
+    let doubling = [Some(0), Some(1), Some(2), Some(4), Some(3)];
+    // hsz 16 (one f32 vector per gate row; 48 GRU units leave a padded vector), 8 (f64 only),
+    // 32, 5 (no split); k across a KC pass boundary (300): the split on the last pass only
+    for &(hsz, k, ns) in &[(16, 20, 9), (8, 7, 3), (32, 300, 10), (16, 300, 17), (5, 4, 4)] {
+        for region in [lstm, gru, doubling] {
+            for fma in [false, true] {
+                check_gates::<f32>(hsz, region, k, ns, fma);
+                check_gates::<f64>(hsz, region, k, ns, fma);
+                check_gates::<bf16>(hsz, region, k, ns, fma);
+                check_gates::<f16>(hsz, region, k, ns, fma);
+            }
+        }
+    }
+}

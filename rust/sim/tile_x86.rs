@@ -5,7 +5,7 @@
 //! values of k, then panels, then groups of MR sequences). The native f16 tile
 //! (`tile_f16`) reuses the tile and driver with its own `Ops`.
 
-use super::{Packed, Term, KC, MAX_TERMS, MR};
+use super::{GateSplit, Packed, Term, KC, MAX_TERMS, MR};
 use crate::sim::lanes::{LaneFormat, Rounding};
 use crate::sim::simd_round::{round_bf16, round_f16};
 use std::arch::x86_64::*;
@@ -121,12 +121,24 @@ pub(super) struct Seg<C> {
     k1: usize,
 }
 
+/// Where a tile stores its vector of units r: sequence s's values at `ptr` + s·ld, after
+/// adding them to the row at `add` + s·ld_add in front (add + acc, rounded) unless `add`
+/// is null. Rows of `acc` by default; the gate split of `tile_kernel::affine_gates` on the
+/// last pass.
+#[derive(Clone, Copy)]
+pub(super) struct Dest<C> {
+    ptr: *mut C,
+    ld: usize,
+    add: *const C,
+    ld_add: usize,
+}
+
 /// One tile: `M` sequences (from `s0`) × `N` vectors, the accumulators starting from the
 /// row `init` (every sequence), or from `acc` when `init` is null, then the products of
-/// every segment in order (k ascending), fused when `FUSED`; stored to `acc`.
+/// every segment in order (k ascending), fused when `FUSED`; stored to `dest`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: &[Seg<O::C>], pw: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize) {
+unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: &[Seg<O::C>], pw: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize, dest: &[Dest<O::C>; N]) {
     let mut a: [[O::V; N]; M] = [[O::splat(acc); N]; M];
     if init.is_null() {
         for (s, row) in a.iter_mut().enumerate() {
@@ -170,10 +182,22 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: 
         }
     }
     for (s, row) in a.iter().enumerate() {
-        for (r, &v) in row.iter().enumerate() {
-            O::store(acc.add(s * lda + r * O::L), v);
+        for (&v, d) in row.iter().zip(dest) {
+            let v = if d.add.is_null() { v } else { O::add(O::load(d.add.add((s0 + s) * d.ld_add)), v) };
+            O::store(d.ptr.add((s0 + s) * d.ld), v);
         }
     }
+}
+
+/// The gate split of the last pass (`tile_kernel::affine_gates`): for units in a gate
+/// block with a region, pre[region·ns·hsz + s·hsz + u] = addend[s·up + unit] + sum.
+#[derive(Clone, Copy)]
+pub(super) struct GateStore<C> {
+    pub addend: *const C,
+    pub pre: *mut C,
+    pub hsz: usize,
+    pub units: usize,
+    pub region: [Option<usize>; 5],
 }
 
 /// Every tile of the block for `terms` (k concatenated in term order), starting from
@@ -181,7 +205,7 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: 
 /// end of one term and the start of the next), then panels, then groups of MR
 /// sequences (a panel's pass is reused by every group while it is in L1).
 #[inline(always)]
-pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias: Option<&[O::C]>, terms: &[(&Packed<O::C>, &[O::C], usize)], ns: usize, acc: &mut [O::C]) {
+pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias: Option<&[O::C]>, terms: &[(&Packed<O::C>, &[O::C], usize)], ns: usize, acc: &mut [O::C], gates: Option<GateStore<O::C>>) {
     let (pw, up) = (terms[0].0.pw, terms[0].0.up);
     debug_assert_eq!(pw, N * O::L);
     let ap = acc.as_mut_ptr();
@@ -214,19 +238,30 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                 _ => std::ptr::null(),
             };
             let (segs, aq) = (&segs[..nseg], ap.add(q * pw));
+            let dest: [Dest<O::C>; N] = std::array::from_fn(|r| {
+                let i0 = q * pw + r * O::L;
+                let row = Dest { ptr: ap.add(i0), ld: up, add: std::ptr::null(), ld_add: 0 };
+                match gates {
+                    Some(g) if end == total && i0 < g.units => match g.region[i0 / g.hsz] {
+                        Some(reg) => Dest { ptr: g.pre.add(reg * ns * g.hsz + i0 % g.hsz), ld: g.hsz, add: g.addend.add(i0), ld_add: up },
+                        None => row,
+                    },
+                    _ => row,
+                }
+            });
             let mut s0 = 0;
             while s0 < ns {
                 let a = aq.add(s0 * up);
                 let m = (ns - s0).min(MR);
                 match m {
-                    8 => tile::<O, 8, N, FUSED>(segs, pw, s0, init, a, up),
-                    7 => tile::<O, 7, N, FUSED>(segs, pw, s0, init, a, up),
-                    6 => tile::<O, 6, N, FUSED>(segs, pw, s0, init, a, up),
-                    5 => tile::<O, 5, N, FUSED>(segs, pw, s0, init, a, up),
-                    4 => tile::<O, 4, N, FUSED>(segs, pw, s0, init, a, up),
-                    3 => tile::<O, 3, N, FUSED>(segs, pw, s0, init, a, up),
-                    2 => tile::<O, 2, N, FUSED>(segs, pw, s0, init, a, up),
-                    _ => tile::<O, 1, N, FUSED>(segs, pw, s0, init, a, up),
+                    8 => tile::<O, 8, N, FUSED>(segs, pw, s0, init, a, up, &dest),
+                    7 => tile::<O, 7, N, FUSED>(segs, pw, s0, init, a, up, &dest),
+                    6 => tile::<O, 6, N, FUSED>(segs, pw, s0, init, a, up, &dest),
+                    5 => tile::<O, 5, N, FUSED>(segs, pw, s0, init, a, up, &dest),
+                    4 => tile::<O, 4, N, FUSED>(segs, pw, s0, init, a, up, &dest),
+                    3 => tile::<O, 3, N, FUSED>(segs, pw, s0, init, a, up, &dest),
+                    2 => tile::<O, 2, N, FUSED>(segs, pw, s0, init, a, up, &dest),
+                    _ => tile::<O, 1, N, FUSED>(segs, pw, s0, init, a, up, &dest),
                 }
                 s0 += m;
             }
@@ -239,20 +274,20 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
 /// acc += z · Wᵀ for one term (the f16 tile's entry).
 #[inline(always)]
 pub(super) unsafe fn drive<O: Ops, const N: usize, const FUSED: bool>(p: &Packed<O::C>, z: &[O::C], ldz: usize, ns: usize, acc: &mut [O::C]) {
-    drive_terms::<O, N, FUSED>(None, &[(p, z, ldz)], ns, acc)
+    drive_terms::<O, N, FUSED>(None, &[(p, z, ldz)], ns, acc, None)
 }
 
 /// The tile's terms: (packed Wᵀ, z rows, z row stride).
 type Terms<'a, C> = [(&'a Packed<C>, &'a [C], usize)];
 
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
-unsafe fn drive_avx512<O: Ops>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, ns: usize, acc: &mut [O::C], fma: bool) {
+unsafe fn drive_avx512<O: Ops>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, ns: usize, acc: &mut [O::C], gates: Option<GateStore<O::C>>, fma: bool) {
     debug_assert!(!fma || O::FMA, "no fused tile for this format");
     match (terms[0].0.pw == O::L, fma) {
-        (true, false) => drive_terms::<O, 1, false>(bias, terms, ns, acc),
-        (false, false) => drive_terms::<O, 2, false>(bias, terms, ns, acc),
-        (true, true) => drive_terms::<O, 1, true>(bias, terms, ns, acc),
-        (false, true) => drive_terms::<O, 2, true>(bias, terms, ns, acc),
+        (true, false) => drive_terms::<O, 1, false>(bias, terms, ns, acc, gates),
+        (false, false) => drive_terms::<O, 2, false>(bias, terms, ns, acc, gates),
+        (true, true) => drive_terms::<O, 1, true>(bias, terms, ns, acc, gates),
+        (false, true) => drive_terms::<O, 2, true>(bias, terms, ns, acc, gates),
     }
 }
 
@@ -279,9 +314,14 @@ fn cast_mut<A: 'static, B: 'static>(s: &mut [A]) -> &mut [B] {
 }
 
 /// `tile_kernel::affine` (from `bias`) or `accumulate` (bias None: from acc) on the
-/// AVX-512 tiles when the CPU has them (Some), else None (portable loops).
-pub(super) fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::C>], ns: usize, acc: &mut [F::C], fma: bool) -> Option<()> {
-    if F::ROUNDING == Rounding::F16 && super::tile_f16::available() {
+/// AVX-512 tiles when the CPU has them (Some), else None (portable loops); with `gates`,
+/// `tile_kernel::affine_gates`, None (nothing done) when the tiles cannot split the gates.
+pub(super) fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::C>], ns: usize, acc: &mut [F::C], gates: Option<GateSplit<'_, F::C>>, fma: bool) -> Option<()> {
+    let native_f16 = F::ROUNDING == Rounding::F16 && super::tile_f16::available();
+    if gates.as_ref().is_some_and(|g| native_f16 || g.hsz % super::lanes_of::<F::C>() != 0) {
+        return None;
+    }
+    if native_f16 {
         if let Some(b) = bias {
             crate::sim::block_io::fill_rows(&mut acc[..ns * b.len()], b);
         }
@@ -297,22 +337,23 @@ pub(super) fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::
     if fma && F::ROUNDING == Rounding::Bf16 {
         return None;
     }
+    let store = gates.map(|g| GateStore { addend: g.addend.as_ptr(), pre: g.pre.as_mut_ptr(), hsz: g.hsz, units: terms[0].w.units, region: g.region });
     // SAFETY: the CPU has the features drive_avx512 is compiled for; the slices were
     // checked to cover every row and column the tiles touch (`super::affine`,
-    // `super::accumulate`).
+    // `super::accumulate`, `super::affine_gates`).
     unsafe {
         match F::ROUNDING {
-            Rounding::F64 => run::<F, F64>(bias, terms, ns, acc, fma),
-            Rounding::F32 => run::<F, F32<0>>(bias, terms, ns, acc, fma),
-            Rounding::Bf16 => run::<F, F32<1>>(bias, terms, ns, acc, fma),
-            Rounding::F16 => run::<F, F32<2>>(bias, terms, ns, acc, fma),
+            Rounding::F64 => run::<F, F64>(bias, terms, ns, acc, store, fma),
+            Rounding::F32 => run::<F, F32<0>>(bias, terms, ns, acc, store, fma),
+            Rounding::Bf16 => run::<F, F32<1>>(bias, terms, ns, acc, store, fma),
+            Rounding::F16 => run::<F, F32<2>>(bias, terms, ns, acc, store, fma),
         }
     }
     Some(())
 }
 
 /// `drive_avx512` on the lane type of `O` (the same type as `F::C`).
-unsafe fn run<F: LaneFormat, O: Ops>(bias: Option<&[F::C]>, terms: &[Term<'_, F::C>], ns: usize, acc: &mut [F::C], fma: bool)
+unsafe fn run<F: LaneFormat, O: Ops>(bias: Option<&[F::C]>, terms: &[Term<'_, F::C>], ns: usize, acc: &mut [F::C], gates: Option<GateStore<F::C>>, fma: bool)
 where
     O::C: 'static,
 {
@@ -320,7 +361,8 @@ where
     for (dst, src) in t.iter_mut().zip(terms) {
         *dst = (cast(src.w), cast_slice(src.z), src.ldz);
     }
-    drive_avx512::<O>(bias.map(cast_slice), &t[..terms.len()], ns, cast_mut(acc), fma)
+    let gates = gates.map(|g| GateStore { addend: g.addend.cast::<O::C>(), pre: g.pre.cast::<O::C>(), hsz: g.hsz, units: g.units, region: g.region });
+    drive_avx512::<O>(bias.map(cast_slice), &t[..terms.len()], ns, cast_mut(acc), gates, fma)
 }
 
 /// The f32-lane (emulated rounding) f16 tile, for comparing with the native one.
@@ -328,5 +370,5 @@ where
 pub(super) fn accumulate_emulated_f16(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32], fma: bool) {
     assert!(has_avx512());
     // SAFETY: as in `affine`.
-    unsafe { drive_avx512::<F32<2>>(None, &[(p, z, ldz)], ns, acc, fma) }
+    unsafe { drive_avx512::<F32<2>>(None, &[(p, z, ldz)], ns, acc, None, fma) }
 }

@@ -13,7 +13,9 @@
 //! value is bit for bit the per-sequence engine's, whatever the block, tile or thread.
 //! Activations are vectorised tanh/sigmoid, exact by `fast_tanh` and `fast_sigmoid` (f64
 //! calls libm as `Float` does). The bias rows start the tile kernel's accumulators
-//! (`tile_kernel::affine`). Kept states and cells of the top layer are copied to a small
+//! (`tile_kernel::affine`), and the tiles of gh add gi to the gates whose pre-activation
+//! is gi + gh as their last step, writing them gate-major for the activations
+//! (`tile_kernel::affine_gates`; the same rounded addition, one pass fewer). Kept states and cells of the top layer are copied to a small
 //! per-block buffer each tick and written to the batch's result buffers a chunk of ticks at
 //! a time, one contiguous run per sequence (`block_results`); final states are
 //! written straight into theirs.
@@ -24,13 +26,13 @@ use crate::sim::cancel::Control;
 use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
-use crate::sim::cells::gated_pointwise::{gru_block, lstm_block, regions, GateRows};
+use crate::sim::cells::gated_pointwise::{gate_regions, gru_block, lstm_block, regions, GateRows};
 use crate::sim::cells::run::{CellBatch, Starts};
 use crate::sim::cells::{LayerPlan, StackPlan};
 use crate::sim::float_batch::block_size;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::BatchSpec;
-use crate::sim::tile_kernel::{affine, Packed, Term};
+use crate::sim::tile_kernel::{affine, affine_gates, GateSplit, Packed, Term};
 use std::any::Any;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -145,11 +147,17 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             let lb = &mut rest[0];
             let (input, ldz) = if l == 0 { (&xl[(first * t_max + t) * n..], t_max * n) } else { (&below[l - 1].h[..], gated[l - 1].hidden) };
             affine::<F>(&w.b_ih, &[Term { w: &w.ih, z: input, ldz }], ns, &mut lb.gi, spec.fma);
-            affine::<F>(&w.b_hh, &[Term { w: &w.hh, z: &lb.h, ldz: g.hidden }], ns, &mut lb.gh, spec.fma);
+            // gh = b_hh + W_hh h, its gates added to gi straight into `pre` where the tiles can
+            let hh = [Term { w: &w.hh, z: &lb.h, ldz: g.hidden }];
+            let split = GateSplit { addend: &lb.gi, pre: &mut lb.pre, hsz: g.hidden, region: gate_regions(g.kind) };
+            let added = affine_gates::<F>(&w.b_hh, &hh, ns, &mut lb.gh, split, spec.fma);
+            if !added {
+                affine::<F>(&w.b_hh, &hh, ns, &mut lb.gh, spec.fma);
+            }
             let rows = GateRows { ns, gi: &lb.gi, stride_i: w.ih.up, gh: &lb.gh, stride_h: w.hh.up };
             match g.kind {
-                GatedKind::Gru => gru_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, act),
-                _ => lstm_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, &mut lb.c, act),
+                GatedKind::Gru => gru_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, act, added),
+                _ => lstm_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, &mut lb.c, act, added),
             }
         }
         if spec.keep_all {

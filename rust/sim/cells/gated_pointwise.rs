@@ -5,7 +5,9 @@
 //!
 //! Layout: `gi`/`gh` hold the tile kernel's rows (sequence s at s·stride, gate blocks of H
 //! units in the cell's order: LSTM i f g o, Doubling-LSTM i f f² g o, GRU r z n). The
-//! pre-activations p = gi + gh go to the scratch `pre` gate-major: region r holds one gate
+//! pre-activations p = gi + gh (written by the tiles as their last step when they can split
+//! the gates, `tile_kernel::affine_gates`, else added here) go to the scratch `pre`
+//! gate-major: region r holds one gate
 //! for every sequence (unit u of sequence s at r·ns·H + s·H + u), the gates taking the
 //! `gate` function first, then the candidate:
 //!
@@ -28,6 +30,27 @@ pub struct GateRows<'a, C> {
     pub stride_i: usize,
     pub gh: &'a [C],
     pub stride_h: usize,
+}
+
+/// (region of `pre`, gate block of gi/gh) of the gates whose pre-activation is gi + gh:
+/// every gate of the LSTMs (the `gate` function's first, the candidate last), r and z of
+/// the GRU (its n gate combines gi and gh otherwise).
+fn added_gates(kind: GatedKind) -> &'static [(usize, usize)] {
+    match kind {
+        GatedKind::Lstm => &[(0, 0), (1, 1), (2, 3), (3, 2)],
+        GatedKind::DoublingLstm => &[(0, 0), (1, 1), (2, 2), (3, 4), (4, 3)],
+        GatedKind::Gru => &[(0, 0), (1, 1)],
+    }
+}
+
+/// The region of each gate block whose pre-activation is gi + gh (None for the others):
+/// the map for `tile_kernel::GateSplit`, so that the tiles write these sums to `pre`.
+pub fn gate_regions(kind: GatedKind) -> [Option<usize>; 5] {
+    let mut r = [None; 5];
+    for &(region, gate) in added_gates(kind) {
+        r[gate] = Some(region);
+    }
+    r
 }
 
 /// Regions of `pre` the cell needs (ns·H values each).
@@ -62,14 +85,17 @@ fn for_active(ns: usize, hsz: usize, active: Option<&[bool]>, mut f: impl FnMut(
 }
 
 /// One tick of an LSTM or Doubling-LSTM layer for the block: h, c (ns × H) updated in place.
-pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>) {
+/// `added`: the tiles already wrote gi + gh to `pre` (`gate_regions`).
+#[allow(clippy::too_many_arguments)]
+pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
     let (hsz, ns) = (g.hidden, rows.ns);
     let hs = ns * hsz;
     let double = g.kind == GatedKind::DoublingLstm;
-    // (region, gate block): sigmoid gates first, the candidate last
-    let map: &[(usize, usize)] = if double { &[(0, 0), (1, 1), (2, 2), (3, 4), (4, 3)] } else { &[(0, 0), (1, 1), (2, 3), (3, 2)] };
+    let map = added_gates(g.kind);
     let nsig = map.len() - 1;
-    add_gates::<F>(rows, hsz, map, pre);
+    if !added {
+        add_gates::<F>(rows, hsz, map, pre);
+    }
     activate::<F>(g.gate, &mut pre[..nsig * hs]);
     activate::<F>(g.candidate, &mut pre[nsig * hs..(nsig + 1) * hs]);
     let (sig, cand) = pre.split_at_mut(nsig * hs);
@@ -105,12 +131,15 @@ pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, 
     });
 }
 
-/// One tick of a GRU layer for the block: h (ns × H) updated in place.
-pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>) {
+/// One tick of a GRU layer for the block: h (ns × H) updated in place. `added`: the tiles
+/// already wrote gi + gh of r and z to `pre` (`gate_regions`).
+pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     let (hsz, ns) = (g.hidden, rows.ns);
     let hs = ns * hsz;
     let (add, mul) = (F::add_l, F::mul_l);
-    add_gates::<F>(rows, hsz, &[(0, 0), (1, 1)], pre);
+    if !added {
+        add_gates::<F>(rows, hsz, added_gates(g.kind), pre);
+    }
     activate::<F>(g.gate, &mut pre[..2 * hs]);
     let (rz, n) = pre.split_at_mut(2 * hs);
     let n = &mut n[..hs];
