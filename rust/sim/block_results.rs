@@ -246,17 +246,17 @@ mod tests {
     fn streamed_rows_equal_stored_rows_for_f32_and_f64_and_others_fall_back() {
         let src32: Vec<f32> = (0..40).map(|i| i as f32 * -1.25 + 0.1).collect();
         let src64: Vec<f64> = (0..40).map(|i| i as f64 * 3.5e-3 - 7.0).collect();
-        let mut d32 = vec![MaybeUninit::<f32>::uninit(); 44];
-        let mut d64 = vec![MaybeUninit::<f64>::uninit(); 44];
+        let mut d32 = [MaybeUninit::<f32>::uninit(); 44];
+        let mut d64 = [MaybeUninit::<f64>::uninit(); 44];
         // an aligned row (streamed) and, one value on, a row off the 16-byte boundary (not)
-        let a32 = (0..4).find(|&i| (d32[i..].as_ptr() as usize) % 16 == 0).expect("aligned start");
-        let a64 = (0..2).find(|&i| (d64[i..].as_ptr() as usize) % 16 == 0).expect("aligned start");
+        let a32 = (0..4).find(|&i| (d32[i..].as_ptr() as usize).is_multiple_of(16)).expect("aligned start");
+        let a64 = (0..2).find(|&i| (d64[i..].as_ptr() as usize).is_multiple_of(16)).expect("aligned start");
         assert!(stream_copy::<f32>(&mut d32[a32..a32 + 40], &src32));
         assert!(stream_copy::<f64>(&mut d64[a64..a64 + 40], &src64));
         assert!(!stream_copy::<f32>(&mut d32[a32 + 1..a32 + 41], &src32));
         assert!(!stream_copy::<f32>(&mut d32[a32..a32 + 3], &src32[..3]));
         let h = vec![1.0f32; 8];
-        assert!(!stream_copy::<half::f16>(&mut vec![MaybeUninit::uninit(); 8], &h));
+        assert!(!stream_copy::<half::f16>(&mut [MaybeUninit::uninit(); 8], &h));
         // SAFETY: the streamed ranges were written in full above.
         unsafe {
             assert!(d32[a32..a32 + 40].iter().zip(&src32).all(|(d, s)| d.assume_init().to_bits() == s.to_bits()));

@@ -119,7 +119,7 @@ fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, 
         // declined: a vector would hold two gates, the native f16 tile, fused bf16 (portable
         // loops), or no AVX-512
         use crate::sim::lanes::Rounding;
-        let declined = hsz % lanes_of::<F::C>() != 0 || F::ROUNDING == Rounding::F16 || (fma && F::ROUNDING == Rounding::Bf16);
+        let declined = !hsz.is_multiple_of(lanes_of::<F::C>()) || F::ROUNDING == Rounding::F16 || (fma && F::ROUNDING == Rounding::Bf16);
         assert!(declined || !cfg!(target_arch = "x86_64") || !std::arch::is_x86_feature_detected!("avx512f"), "{} hsz {hsz}: the split should run", F::NAME);
         return;
     }

@@ -110,6 +110,11 @@ impl<const R: u8> Ops for F32<R> {
     }
 }
 
+/// A term of the tiles: (packed Wᵀ, z rows, z row stride).
+type TermRef<'a, C> = (&'a Packed<C>, &'a [C], usize);
+/// The terms of one affine map.
+type Terms<'a, C> = [TermRef<'a, C>];
+
 /// One term's share of a pass over the tiles: its panel for the current units, its z
 /// rows (row 0 of the block) and the k range of the pass.
 #[derive(Clone, Copy)]
@@ -205,7 +210,7 @@ pub(super) struct GateStore<C> {
 /// end of one term and the start of the next), then panels, then groups of MR
 /// sequences (a panel's pass is reused by every group while it is in L1).
 #[inline(always)]
-pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias: Option<&[O::C]>, terms: &[(&Packed<O::C>, &[O::C], usize)], ns: usize, acc: &mut [O::C], gates: Option<GateStore<O::C>>) {
+pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, ns: usize, acc: &mut [O::C], gates: Option<GateStore<O::C>>) {
     let (pw, up) = (terms[0].0.pw, terms[0].0.up);
     debug_assert_eq!(pw, N * O::L);
     let ap = acc.as_mut_ptr();
@@ -277,8 +282,6 @@ pub(super) unsafe fn drive<O: Ops, const N: usize, const FUSED: bool>(p: &Packed
     drive_terms::<O, N, FUSED>(None, &[(p, z, ldz)], ns, acc, None)
 }
 
-/// The tile's terms: (packed Wᵀ, z rows, z row stride).
-type Terms<'a, C> = [(&'a Packed<C>, &'a [C], usize)];
 
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 unsafe fn drive_avx512<O: Ops>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, ns: usize, acc: &mut [O::C], gates: Option<GateStore<O::C>>, fma: bool) {
@@ -357,7 +360,7 @@ unsafe fn run<F: LaneFormat, O: Ops>(bias: Option<&[F::C]>, terms: &[Term<'_, F:
 where
     O::C: 'static,
 {
-    let mut t: [(&Packed<O::C>, &[O::C], usize); MAX_TERMS] = [(cast(terms[0].w), cast_slice(terms[0].z), 0); MAX_TERMS];
+    let mut t: [TermRef<'_, O::C>; MAX_TERMS] = [(cast(terms[0].w), cast_slice(terms[0].z), 0); MAX_TERMS];
     for (dst, src) in t.iter_mut().zip(terms) {
         *dst = (cast(src.w), cast_slice(src.z), src.ldz);
     }
