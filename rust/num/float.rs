@@ -45,6 +45,11 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn mul_add(self, z: Self, acc: Self) -> Self {
         Self::from_f64_rounded(crate::num::fused::fma_via_odd(self.to_f64(), z.to_f64(), acc.to_f64()))
     }
+    /// The product-sum step self + w·z: two roundings, or one (`fma`).
+    #[inline(always)]
+    fn plus_product(self, w: Self, z: Self, fma: bool) -> Self {
+        if fma { w.mul_add(z, self) } else { self.add(w.mul(z)) }
+    }
     fn is_nan(self) -> bool;
 
     /// Correctly rounded conversion of an exact rational (weights are exact; this is where

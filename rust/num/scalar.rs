@@ -25,6 +25,11 @@ pub trait Scalar: Clone + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     /// self · z + acc rounded once (the product-sum step of `fma=True` runs; exact for
     /// rationals).
     fn mul_add(&self, z: &Self, acc: &Self) -> Self;
+    /// The product-sum step self + w·z of an affine map: two roundings, or one (`fma`).
+    #[inline(always)]
+    fn plus_product(&self, w: &Self, z: &Self, fma: bool) -> Self {
+        if fma { w.mul_add(z, self) } else { self.add(&w.mul(z)) }
+    }
     /// −a (exact in every format).
     fn neg(&self) -> Self;
     fn tanh(&self) -> Self;

@@ -133,8 +133,7 @@ impl<F: Float> FloatPlan<F> {
         for o in 0..self.n_out {
             let mut acc = self.ro_b[o];
             for j in 0..d {
-                let w = self.ro_w[o * d + j];
-                acc = if fma { w.mul_add(h[j], acc) } else { acc.add(w.mul(h[j])) };
+                acc = acc.plus_product(self.ro_w[o * d + j], h[j], fma);
             }
             out[o] = acc;
         }

@@ -53,7 +53,7 @@ impl<S: Scalar> DenseAffine<S> {
             let mut k = 0;
             for part in parts {
                 for z in part.iter() {
-                    acc = if fma { row[k].mul_add(z, &acc) } else { acc.add(&row[k].mul(z)) };
+                    acc = acc.plus_product(&row[k], z, fma);
                     k += 1;
                 }
             }

@@ -51,8 +51,6 @@ impl<S: Scalar> SecondOrderPlan<S> {
         let h = &state[..hsz];
         let (acc, rest) = scratch.split_at_mut(hsz);
         self.linear.apply(&[x, h], acc, fma);
-        // acc + w·z, fused or not (the product-sums of the bilinear term)
-        let mac = |acc: &S, w: &S, z: &S| if fma { w.mul_add(z, acc) } else { acc.add(&w.mul(z)) };
         match &self.a {
             BilinearPlan::Full(a) => {
                 for (i, acc_i) in acc.iter_mut().enumerate() {
@@ -60,9 +58,9 @@ impl<S: Scalar> SecondOrderPlan<S> {
                         let base = (i * hsz + j) * n;
                         let mut m = S::zero();
                         for (k, xk) in x.iter().enumerate() {
-                            m = mac(&m, &a[base + k], xk);
+                            m = m.plus_product(&a[base + k], xk, fma);
                         }
-                        *acc_i = mac(acc_i, &m, hj);
+                        *acc_i = acc_i.plus_product(&m, hj, fma);
                     }
                 }
             }
@@ -77,7 +75,7 @@ impl<S: Scalar> SecondOrderPlan<S> {
                 }
                 for (i, acc_i) in acc.iter_mut().enumerate() {
                     for (w, pr) in p.w[i * rank..(i + 1) * rank].iter().zip(prod.iter()) {
-                        *acc_i = mac(acc_i, w, pr);
+                        *acc_i = acc_i.plus_product(w, pr, fma);
                     }
                 }
             }
