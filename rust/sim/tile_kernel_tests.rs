@@ -2,6 +2,7 @@
 //! fused or not, tile widths 1 and 2, shapes around the tile and pass sizes.
 
 use super::*;
+use crate::num::float::Float;
 use half::{bf16, f16};
 
 fn check<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, fma: bool) {
@@ -119,7 +120,7 @@ fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, 
         // declined: a vector would hold two gates, the native f16 tile, fused bf16 (portable
         // loops), or no AVX-512
         use crate::sim::lanes::Rounding;
-        let declined = !hsz.is_multiple_of(lanes_of::<F::C>()) || F::ROUNDING == Rounding::F16 || (fma && F::ROUNDING == Rounding::Bf16);
+        let declined = !hsz.is_multiple_of(lanes_of::<F::C>()) || F::ROUNDING == Rounding::F16;
         assert!(declined || !cfg!(target_arch = "x86_64") || !std::arch::is_x86_feature_detected!("avx512f"), "{} hsz {hsz}: the split should run", F::NAME);
         return;
     }
@@ -153,6 +154,75 @@ fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
                 check_gates::<bf16>(hsz, region, k, ns, fma);
                 check_gates::<f16>(hsz, region, k, ns, fma);
             }
+        }
+    }
+}
+
+/// The fused bf16 tile (f32 lanes, round-to-odd) needs exact products; weights or z values
+/// whose products could underflow f32's quantum, overflow, or be NaN must take the portable
+/// loop. Every case against the sequential definition (`bf16::mul_add`), bit for bit.
+#[test]
+fn fused_bf16_is_exact_at_the_edges_of_the_product_range() {
+    let cases: [(f64, f64, bool); 7] = [
+        (1.0, 1.0, true),          // ordinary values: the tile runs
+        (2e-20, 3e-20, false),     // |w·z| ≈ 6e−40 < 2^−126: products lose bits in f32
+        (2e-19, 3e-19, true),      // smallest ≈ 1.8e−38 ≥ 2^−126 (1.18e−38): exact
+        (1e19, 3e19, false),       // ≈ 3e38 ≥ 2^127: may overflow f32
+        (1e19, 1e19, true),        // 1e38 < 2^127
+        (1e-30, 1e30, true),       // tiny times huge: products near 1
+        (1.0, f64::INFINITY, false), // an infinite state
+    ];
+    let (k, units, ns) = (9, 32, 11);
+    for (wscale, zscale, tile) in cases {
+        let mut s = 5u64;
+        let mut next = |scale: f64| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let v = ((s >> 33) % 2001) as f64 / 1000.0 - 1.0;
+            // a few exact zeros, the rest in scale·[0.5, 1)
+            if v.abs() < 0.1 { 0.0 } else { scale * (0.5 + v.abs() / 2.0).copysign(v) }
+        };
+        let wt: Vec<f32> = (0..k * units).map(|_| bf16::from_f64_rounded(next(wscale)).to_lane()).collect();
+        let packed = Packed::new(&wt, k, units, 2);
+        let z: Vec<f32> = (0..ns * k).map(|_| bf16::from_f64_rounded(next(zscale)).to_lane()).collect();
+        // accumulators around the products' size, so that the sums matter
+        let init: Vec<f32> = (0..ns * packed.up).map(|_| bf16::from_f64_rounded(next((wscale * zscale).min(1e30))).to_lane()).collect();
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(super::x86::bf16_products_exact(&[Term { w: &packed, z: &z, ldz: k }], ns), tile, "w {wscale:e} z {zscale:e}");
+        let mut got = init.clone();
+        accumulate::<bf16>(&packed, &z, k, ns, &mut got, true);
+        for si in 0..ns {
+            for i in 0..units {
+                let mut a = bf16::from_lane(init[si * packed.up + i]);
+                for kk in 0..k {
+                    a = bf16::from_lane(wt[kk * units + i]).mul_add(bf16::from_lane(z[si * k + kk]), a);
+                }
+                let g = bf16::from_lane(got[si * packed.up + i]);
+                assert!(g.to_bits() == a.to_bits() || (g.is_nan() && a.is_nan()), "w {wscale:e} z {zscale:e}: {g:?} vs {a:?}");
+            }
+        }
+    }
+}
+
+/// The two ways an f32-lane product of bf16 values changes a fused result (a product that
+/// underflows f32 is below half bf16's smallest quantum, so only a zero's sign can differ;
+/// a product that overflows f32 can be brought back into range by the accumulator): the
+/// precondition sends both to the portable loop.
+#[test]
+fn fused_bf16_keeps_the_zero_sign_of_tiny_products_and_cancels_huge_ones() {
+    let b = |v: f64| bf16::from_f64_rounded(v);
+    // (w, z, acc, want): +0 + (−1e−23·1e−23) = −1e−46 exactly, which rounds to −0 (f32: the
+    // product rounds to −0 and +0 + −0 = +0); 2^64·(1 + 2^−7)·2^64 − (2 − 2^−7)·2^127 =
+    // 2^127·(2^−6 + 2^−7) (f32: the product overflows to +∞)
+    let cases = [(b(-1e-23), b(1e-23), b(0.0), b(-0.0)), (b(2f64.powi(64) * (1.0 + 2f64.powi(-7))), b(2f64.powi(64)), b(-(2.0 - 2f64.powi(-7)) * 2f64.powi(127)), b(2f64.powi(127) * (2f64.powi(-6) + 2f64.powi(-7))))];
+    for (w, z, acc, want) in cases {
+        assert_eq!(w.mul_add(z, acc).to_bits(), want.to_bits(), "the definition");
+        let (units, ns) = (32, 3);
+        let packed = Packed::new(&vec![w.to_lane(); units], 1, units, 2);
+        let zs = vec![z.to_lane(); ns];
+        let mut got = vec![acc.to_lane(); ns * packed.up];
+        accumulate::<bf16>(&packed, &zs, 1, ns, &mut got, true);
+        for (i, &g) in got.iter().enumerate().filter(|(i, _)| i % packed.up < units) {
+            assert_eq!(bf16::from_lane(g).to_bits(), want.to_bits(), "w {w} z {z} acc {acc}: element {i}");
         }
     }
 }

@@ -83,10 +83,11 @@ impl<const R: u8> Ops for F32<R> {
     unsafe fn mul(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_mul_ps(a, b)) }
     #[inline(always)]
     unsafe fn add(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_add_ps(a, b)) }
-    /// f32: the hardware FMA. f16 (products exact in f32): the round-to-odd emulation of
-    /// `num::fused` in f32 (24 ≥ 11 + 2 bits). bf16: none (a product of two bf16 values
-    /// can lose bits below f32's subnormal quantum).
-    const FMA: bool = R != 1;
+    /// f32: the hardware FMA. f16 and bf16: the round-to-odd emulation of `num::fused` in
+    /// f32 (24 ≥ 11 + 2 bits), which needs the product w·z exact in f32: always for f16
+    /// (22 bits, |w·z| within 2^−48..2^32), for bf16 only when `bf16_products_exact` holds
+    /// (`affine` checks it per call).
+    const FMA: bool = true;
     #[inline(always)]
     unsafe fn fma_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
         let z = _mm512_set1_ps(*p);
@@ -337,7 +338,7 @@ pub(super) fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::
     if !has_avx512() || pw % super::lanes_of::<F::C>() != 0 || pw > 2 * super::lanes_of::<F::C>() || terms.len() > MAX_TERMS {
         return None;
     }
-    if fma && F::ROUNDING == Rounding::Bf16 {
+    if fma && F::ROUNDING == Rounding::Bf16 && !bf16_products_exact(cast_slice_of_terms(terms), ns) {
         return None;
     }
     let store = gates.map(|g| GateStore { addend: g.addend.as_ptr(), pre: g.pre.as_mut_ptr(), hsz: g.hsz, units: terms[0].w.units, region: g.region });
@@ -353,6 +354,44 @@ pub(super) fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::
         }
     }
     Some(())
+}
+
+/// Whether every product w·z of the terms (bf16 values in f32 lanes) is exact and finite in
+/// f32, so that the fused f32-lane tile is the exact fusedMultiplyAdd: a product of two
+/// bf16 values is m·2^q with m < 2^16, exact in f32 when |w·z| ≥ 2^−126 (then q > −142 ≥
+/// −149, f32's quantum) and finite when |w·z| < 2^127 (f32's largest is ≈ 2^128). Zero
+/// products are exact, so the check is min nonzero |w| · min nonzero |z| ≥ 2^−126 and
+/// max |w| · max |z| < 2^127, the products taken in f64; a NaN or infinite z fails it.
+/// The weights' range is computed once per packing, the z range per call (ns·k values).
+pub(super) fn bf16_products_exact(terms: &[Term<'_, f32>], ns: usize) -> bool {
+    terms.iter().filter(|t| t.w.k > 0).all(|t| {
+        let (wmin, wmax) = *t.w.bf16_range.get_or_init(|| range(t.w.data.iter().copied()));
+        let (zmin, zmax) = range((0..ns).flat_map(|s| t.z[s * t.ldz..s * t.ldz + t.w.k].iter().copied()));
+        // an all-zero side: every product is ±0, exact
+        wmax == 0.0 || zmax == 0.0 || (wmin * zmin >= f64::from(f32::MIN_POSITIVE) && wmax * zmax < 2f64.powi(127))
+    })
+}
+
+/// (smallest nonzero |x|, largest |x|) in f64: (∞, 0) when all are zero; the largest is
+/// NaN when some x is NaN.
+fn range(xs: impl Iterator<Item = f32>) -> (f64, f64) {
+    let (mut lo, mut hi, mut nan) = (f32::INFINITY, 0f32, false);
+    for x in xs {
+        let a = x.abs();
+        nan |= a.is_nan();
+        hi = hi.max(a);
+        if a > 0.0 && a < lo {
+            lo = a;
+        }
+    }
+    (f64::from(lo), if nan { f64::NAN } else { f64::from(hi) })
+}
+
+/// The terms viewed with f32 lanes (bf16's lane type).
+fn cast_slice_of_terms<'a, C: 'static>(terms: &'a [Term<'a, C>]) -> &'a [Term<'a, f32>] {
+    assert_eq!(std::any::TypeId::of::<C>(), std::any::TypeId::of::<f32>());
+    // SAFETY: C is f32 (checked above), so the two slice types are the same.
+    unsafe { std::slice::from_raw_parts(terms.as_ptr().cast::<Term<'a, f32>>(), terms.len()) }
 }
 
 /// `drive_avx512` on the lane type of `O` (the same type as `F::C`).
