@@ -1,11 +1,12 @@
 //! tanh and σ over f32 lanes with AVX-512 + FMA: 16 values per step, the same results as
-//! `fast_tanh` / `fast_sigmoid` (so, bit for bit, the documented `round_F(libm f64 value)`),
-//! about three times faster than their auto-vectorised loops.
+//! `fast_tanh` / `fast_sigmoid` (so, bit for bit, the documented `round_f32(libm f64 value)`),
+//! about three times faster than their auto-vectorised loops. (The half formats look their
+//! results up instead: `half_tables`.)
 //!
 //! Each value is widened to f64 and approximated there with branch-free FMA code (below),
 //! to a relative error under 2^−38; the Ziv test of `fast_tanh` then decides the rounding
-//! to the target format F (f32, f16 or bf16): when y(1 − δ) and y(1 + δ), δ = 2^−36, round
-//! to the same value of F, that value is round_F of the documented f64 (which lies within
+//! to f32: when y(1 − δ) and y(1 + δ), δ = 2^−36, round
+//! to the same f32, that value is the rounding of the documented f64 (which lies within
 //! 2^−50 of the true value, inside that interval); otherwise (about one value in 2^11) the
 //! documented formula is evaluated by the scalar fallback. The approximation may differ
 //! from the portable one by an ulp or two of f64: only the decided results matter, and
@@ -22,32 +23,14 @@
 //!   residual correction: q0 = n·x1, q = q0 + x1·(n − d·q0), error ~2^−52.
 //!   Relative errors: expm1(y) ≤ 2^−40 + 4·2^−53, so tanh and σ ≤ 2^−38.
 //!
-//! Rounding to F: f32 by the hardware conversion (nearest-even, like `as f32`); f16/bf16
-//! by round-to-odd to f32 (truncate, then set the last bit when inexact), then nearest-even
-//! to the half grid (`simd_round`): exact, since f32 has more than 2 extra bits at every
-//! exponent (Boldo–Melquiond round-to-odd).
+//! Rounding to f32: the hardware conversion (nearest-even, like `as f32`).
 
-use crate::num::round::{round_f64_in, BinaryFormat};
-use crate::sim::simd_round::{round_bf16, round_f16};
 use crate::sim::ziv::{Approximated, Func, DELTA};
 use std::arch::x86_64::*;
 
-/// The format the results are rounded to (values held in f32 lanes).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Target {
-    F32,
-    F16,
-    Bf16,
-}
-
-/// round_F of the documented value: the scalar fallback.
-fn fallback<A: Approximated>(target: Target, x: f32) -> f32 {
-    let v = A::documented(f64::from(x));
-    match target {
-        Target::F32 => v as f32,
-        Target::F16 => round_f64_in(v, BinaryFormat::F16) as f32,
-        Target::Bf16 => round_f64_in(v, BinaryFormat::BF16) as f32,
-    }
+/// The documented value rounded to f32: the scalar fallback.
+fn fallback<A: Approximated>(x: f32) -> f32 {
+    A::documented(f64::from(x)) as f32
 }
 
 /// Whether this CPU runs [`apply`].
@@ -59,28 +42,18 @@ pub fn available() -> bool {
     })
 }
 
-/// `A` over `xs` in place, rounded to `target`; false (nothing done) when the CPU lacks
-/// AVX-512/FMA.
-pub fn apply<A: Approximated>(target: Target, xs: &mut [f32]) -> bool {
+/// `A` over `xs` in place; false (nothing done) when the CPU lacks AVX-512/FMA.
+pub fn apply<A: Approximated>(xs: &mut [f32]) -> bool {
     if !available() {
         return false;
     }
     // SAFETY: the CPU has every feature `run` is compiled for (checked above).
-    unsafe {
-        match target {
-            Target::F32 => run::<A, 0>(xs),
-            Target::F16 => run::<A, 1>(xs),
-            Target::Bf16 => run::<A, 2>(xs),
-        }
-    }
+    unsafe { run::<A>(xs) };
     true
 }
 
-/// The target of the const parameter `T` of `run` (0 f32, 1 f16, 2 bf16).
-const TARGETS: [Target; 3] = [Target::F32, Target::F16, Target::Bf16];
-
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
-unsafe fn run<A: Approximated, const T: u8>(xs: &mut [f32]) {
+unsafe fn run<A: Approximated>(xs: &mut [f32]) {
     let n = xs.len();
     let p = xs.as_mut_ptr();
     let mut i = 0;
@@ -94,18 +67,13 @@ unsafe fn run<A: Approximated, const T: u8>(xs: &mut [f32]) {
             Func::Sigmoid => (sigmoid8(lo), sigmoid8(hi)),
         };
         let (below, above) = (_mm512_set1_pd(1.0 - DELTA), _mm512_set1_pd(1.0 + DELTA));
-        let down = join(to_f32::<T>(_mm512_mul_pd(ylo, below)), to_f32::<T>(_mm512_mul_pd(yhi, below)));
-        let up = join(to_f32::<T>(_mm512_mul_pd(ylo, above)), to_f32::<T>(_mm512_mul_pd(yhi, above)));
-        let (down, up) = match T {
-            0 => (down, up),
-            1 => (round_f16(down), round_f16(up)),
-            _ => (round_bf16(down), round_bf16(up)),
-        };
+        let down = join(_mm512_cvtpd_ps(_mm512_mul_pd(ylo, below)), _mm512_cvtpd_ps(_mm512_mul_pd(yhi, below)));
+        let up = join(_mm512_cvtpd_ps(_mm512_mul_pd(ylo, above)), _mm512_cvtpd_ps(_mm512_mul_pd(yhi, above)));
         _mm512_mask_storeu_ps(p.add(i), live, down);
         let undecided = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(down), _mm512_castps_si512(up)) & live;
         if undecided != 0 {
             for j in (0..m).filter(|j| undecided & (1 << j) != 0) {
-                *p.add(i + j) = fallback::<A>(TARGETS[T as usize], lane(x, j));
+                *p.add(i + j) = fallback::<A>(lane(x, j));
             }
         }
         i += m;
@@ -124,18 +92,6 @@ unsafe fn lane(x: __m512, j: usize) -> f32 {
 #[inline(always)]
 unsafe fn join(lo: __m256, hi: __m256) -> __m512 {
     _mm512_insertf32x8::<1>(_mm512_castps256_ps512(lo), hi)
-}
-
-/// f64 → f32: nearest-even for the f32 target; round-to-odd for the half targets.
-#[inline(always)]
-unsafe fn to_f32<const T: u8>(y: __m512d) -> __m256 {
-    if T == 0 {
-        return _mm512_cvtpd_ps(y);
-    }
-    let t = _mm512_cvt_roundpd_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(y);
-    let inexact = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(_mm512_cvtps_pd(t), y);
-    let ti = _mm256_castps_si256(t);
-    _mm256_castsi256_ps(_mm256_mask_or_epi32(ti, inexact, ti, _mm256_set1_epi32(1)))
 }
 
 /// (s, q) with e^y = s·(1 + q), s = 2^n, q = expm1(r) (see the module doc); y ≤ 0, finite.
@@ -230,7 +186,7 @@ mod tests {
     }
 
     #[test]
-    fn equals_the_documented_rounding_bit_for_bit_in_every_target() {
+    fn equals_the_documented_rounding_bit_for_bit() {
         if !available() {
             return;
         }
@@ -240,15 +196,13 @@ mod tests {
     }
 
     fn check<A: Approximated>(xs: &[f32]) {
-        for target in TARGETS {
-            // odd lengths exercise the masked tail
-            for len in [xs.len(), 1, 7, 17, 33] {
-                let mut ys = xs[..len].to_vec();
-                assert!(apply::<A>(target, &mut ys));
-                for (&x, &y) in xs.iter().zip(&ys) {
-                    let want = fallback::<A>(target, x);
-                    assert!(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()), "{:?} {target:?} {x:e}: {y:e} vs {want:e}", A::FUNC);
-                }
+        // odd lengths exercise the masked tail
+        for len in [xs.len(), 1, 7, 17, 33] {
+            let mut ys = xs[..len].to_vec();
+            assert!(apply::<A>(&mut ys));
+            for (&x, &y) in xs.iter().zip(&ys) {
+                let want = fallback::<A>(x);
+                assert!(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()), "{:?} {x:e}: {y:e} vs {want:e}", A::FUNC);
             }
         }
     }
@@ -287,5 +241,28 @@ mod tests {
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     unsafe fn sigmoid8_entry(v: __m512d) -> __m512d {
         sigmoid8(v)
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use crate::sim::fast_sigmoid::Sigmoid;
+    use crate::sim::fast_tanh::Tanh;
+
+    #[test]
+    #[ignore]
+    fn ns_per_value() {
+        let xs: Vec<f32> = (0..4096).map(|i| ((i * 7919) % 4096) as f32 / 512.0 - 4.0).collect();
+        for (name, f) in [("tanh", apply::<Tanh> as fn(&mut [f32]) -> bool), ("sigmoid", apply::<Sigmoid>)] {
+            let mut ys = xs.clone();
+            let t0 = std::time::Instant::now();
+            for _ in 0..2000 {
+                ys.copy_from_slice(&xs);
+                f(&mut ys);
+            }
+            let ns = t0.elapsed().as_secs_f64() * 1e9 / (2000.0 * 4096.0);
+            eprintln!("{name}: {ns:.3} ns/value");
+        }
     }
 }

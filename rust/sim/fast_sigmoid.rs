@@ -12,7 +12,6 @@
 //! (σ(−110) < 2^−158 rounds to 0 in every narrow format, σ(110) to 1, as D does). With
 //! AVX-512 + FMA the slices use the faster `activation_avx512` approximation instead.
 
-use crate::num::round::BinaryFormat;
 use crate::sim::ziv::{self, Approximated, Func};
 
 /// σ with its fast path (see `ziv`).
@@ -62,21 +61,9 @@ pub fn sigmoid_f32_slice(xs: &mut [f32]) {
     ziv::slice_f32::<Sigmoid>(xs)
 }
 
-/// `Float::sigmoid` for a half format (f16, bf16), as an f32 holding the value.
-#[inline]
-pub fn sigmoid_half(x: f32, fmt: BinaryFormat) -> f32 {
-    ziv::to_half::<Sigmoid>(x, fmt)
-}
-
-/// `sigmoid_half` over a slice, in place.
-pub fn sigmoid_half_slice(xs: &mut [f32], fmt: BinaryFormat) {
-    ziv::slice_half::<Sigmoid>(xs, fmt)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::num::round::round_f64_in;
 
     fn documented(x: f64) -> f64 {
         Sigmoid::documented(x)
@@ -118,11 +105,6 @@ mod tests {
             let want = documented(x as f64) as f32;
             assert!(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()), "{x:e}");
             assert_eq!(sigmoid_f32(x).to_bits(), y.to_bits());
-            for fmt in [BinaryFormat::F16, BinaryFormat::BF16] {
-                let want = round_f64_in(documented(x as f64), fmt) as f32;
-                let got = sigmoid_half(x, fmt);
-                assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{x:e}");
-            }
         }
     }
 }

@@ -7,7 +7,6 @@
 //! degree-11 Taylor polynomial, |r| ≤ ln2/2). With AVX-512 + FMA the slices use the faster
 //! `activation_avx512` approximation instead. f64 keeps libm (its result is libm's bits).
 
-use crate::num::round::BinaryFormat;
 use crate::sim::ziv::{self, Approximated, Func};
 
 /// tanh with its fast path (see `ziv`).
@@ -74,21 +73,9 @@ pub fn tanh_f32_slice(xs: &mut [f32]) {
     ziv::slice_f32::<Tanh>(xs)
 }
 
-/// `round_F(libm_tanh(x))` for a half format F (f16 or bf16), as an f32 holding the value.
-#[inline]
-pub fn tanh_half(x: f32, fmt: BinaryFormat) -> f32 {
-    ziv::to_half::<Tanh>(x, fmt)
-}
-
-/// `tanh_half` over a slice, in place.
-pub fn tanh_half_slice(xs: &mut [f32], fmt: BinaryFormat) {
-    ziv::slice_half::<Tanh>(xs, fmt)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::num::round::round_f64_in;
 
     #[test]
     fn approx_is_within_its_error_bound() {
@@ -126,11 +113,6 @@ mod tests {
             let want = (x as f64).tanh() as f32;
             assert!(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()), "{x:e}");
             assert_eq!(tanh_f32(x).to_bits(), y.to_bits());
-            for fmt in [BinaryFormat::F16, BinaryFormat::BF16] {
-                let want = round_f64_in((x as f64).tanh(), fmt) as f32;
-                let got = tanh_half(x, fmt);
-                assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{x:e}");
-            }
         }
     }
 }

@@ -9,6 +9,9 @@
 //! 24 ≥ 2p + 2, see num/float.rs).
 
 use crate::num::float::Float;
+use crate::num::round::BinaryFormat;
+use crate::sim::half_tables;
+use crate::sim::ziv::Func;
 use half::{bf16, f16};
 
 /// A hardware float the kernel computes in.
@@ -162,11 +165,11 @@ impl LaneFormat for f16 {
     #[inline(always)]
     fn mul_l(a: f32, b: f32) -> f32 { round_f16_in_f32(a * b) }
     #[inline(always)]
-    fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_half(x, crate::num::round::BinaryFormat::F16) }
+    fn tanh_l(x: f32) -> f32 { half_tables::one(Func::Tanh, BinaryFormat::F16, x) }
     #[inline(always)]
-    fn sigmoid_l(x: f32) -> f32 { crate::sim::fast_sigmoid::sigmoid_half(x, crate::num::round::BinaryFormat::F16) }
-    fn tanh_slice(v: &mut [f32]) { crate::sim::fast_tanh::tanh_half_slice(v, crate::num::round::BinaryFormat::F16) }
-    fn sigmoid_slice(v: &mut [f32]) { crate::sim::fast_sigmoid::sigmoid_half_slice(v, crate::num::round::BinaryFormat::F16) }
+    fn sigmoid_l(x: f32) -> f32 { half_tables::one(Func::Sigmoid, BinaryFormat::F16, x) }
+    fn tanh_slice(v: &mut [f32]) { half_tables::apply(Func::Tanh, BinaryFormat::F16, v) }
+    fn sigmoid_slice(v: &mut [f32]) { half_tables::apply(Func::Sigmoid, BinaryFormat::F16, v) }
 }
 
 impl LaneFormat for bf16 {
@@ -187,11 +190,11 @@ impl LaneFormat for bf16 {
     #[inline(always)]
     fn mul_l(a: f32, b: f32) -> f32 { round_bf16_in_f32(a * b) }
     #[inline(always)]
-    fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_half(x, crate::num::round::BinaryFormat::BF16) }
+    fn tanh_l(x: f32) -> f32 { half_tables::one(Func::Tanh, BinaryFormat::BF16, x) }
     #[inline(always)]
-    fn sigmoid_l(x: f32) -> f32 { crate::sim::fast_sigmoid::sigmoid_half(x, crate::num::round::BinaryFormat::BF16) }
-    fn tanh_slice(v: &mut [f32]) { crate::sim::fast_tanh::tanh_half_slice(v, crate::num::round::BinaryFormat::BF16) }
-    fn sigmoid_slice(v: &mut [f32]) { crate::sim::fast_sigmoid::sigmoid_half_slice(v, crate::num::round::BinaryFormat::BF16) }
+    fn sigmoid_l(x: f32) -> f32 { half_tables::one(Func::Sigmoid, BinaryFormat::BF16, x) }
+    fn tanh_slice(v: &mut [f32]) { half_tables::apply(Func::Tanh, BinaryFormat::BF16, v) }
+    fn sigmoid_slice(v: &mut [f32]) { half_tables::apply(Func::Sigmoid, BinaryFormat::BF16, v) }
 }
 
 #[cfg(test)]

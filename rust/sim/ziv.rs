@@ -8,6 +8,7 @@
 //! (a midpoint of F within 2^−36 of y: about one value in 2^11 for f32) D is evaluated.
 //! The speed depends on the path (AVX-512, AVX2, portable), the bits do not.
 
+#[cfg(test)]
 use crate::num::round::{round_f64_in, BinaryFormat};
 
 /// The relative half-width of the decision interval.
@@ -37,22 +38,12 @@ pub fn to_f32<A: Approximated>(x: f32) -> f32 {
     if lo.to_bits() == hi.to_bits() { lo } else { A::documented(f64::from(x)) as f32 }
 }
 
-/// round_F(D(x)) for a half format F (f16 or bf16), as an f32 holding the value.
-#[inline]
-pub fn to_half<A: Approximated>(x: f32, fmt: BinaryFormat) -> f32 {
-    let y = A::approx(f64::from(x));
-    let (lo, hi) = (round_f64_in(y * (1.0 - DELTA), fmt), round_f64_in(y * (1.0 + DELTA), fmt));
-    let r = if lo.to_bits() == hi.to_bits() { lo } else { round_f64_in(A::documented(f64::from(x)), fmt) };
-    r as f32
-}
-
 /// `to_f32` over a slice, in place: AVX-512 + FMA (`activation_avx512`), else AVX2 or
 /// portable vectorised passes.
 pub fn slice_f32<A: Approximated>(xs: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
-        use crate::sim::activation_avx512::{apply, Target};
-        if apply::<A>(Target::F32, xs) {
+        if crate::sim::activation_avx512::apply::<A>(xs) {
             return;
         }
         if std::arch::is_x86_feature_detected!("avx2") {
@@ -61,18 +52,6 @@ pub fn slice_f32<A: Approximated>(xs: &mut [f32]) {
         }
     }
     slice_f32_portable::<A>(xs)
-}
-
-/// `to_half` over a slice, in place (AVX-512 when available).
-pub fn slice_half<A: Approximated>(xs: &mut [f32], fmt: BinaryFormat) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use crate::sim::activation_avx512::{apply, Target};
-        if apply::<A>(if fmt == BinaryFormat::F16 { Target::F16 } else { Target::Bf16 }, xs) {
-            return;
-        }
-    }
-    xs.iter_mut().for_each(|x| *x = to_half::<A>(*x, fmt));
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -112,4 +91,20 @@ fn slice_f32_portable<A: Approximated>(xs: &mut [f32]) {
 #[cfg(test)]
 pub fn slice_f32_portable_for_tests<A: Approximated>(xs: &mut [f32]) {
     slice_f32_portable::<A>(xs)
+}
+
+/// round_F(D(x)) for a half format F (f16 or bf16) by the Ziv test, as an f32: the half
+/// formats use exact tables (`half_tables`), whose test compares them with this.
+#[cfg(test)]
+pub fn to_half_for_tests(func: Func, x: f32, fmt: BinaryFormat) -> f32 {
+    fn to_half<A: Approximated>(x: f32, fmt: BinaryFormat) -> f32 {
+        let y = A::approx(f64::from(x));
+        let (lo, hi) = (round_f64_in(y * (1.0 - DELTA), fmt), round_f64_in(y * (1.0 + DELTA), fmt));
+        let r = if lo.to_bits() == hi.to_bits() { lo } else { round_f64_in(A::documented(f64::from(x)), fmt) };
+        r as f32
+    }
+    match func {
+        Func::Tanh => to_half::<crate::sim::fast_tanh::Tanh>(x, fmt),
+        Func::Sigmoid => to_half::<crate::sim::fast_sigmoid::Sigmoid>(x, fmt),
+    }
 }
