@@ -32,6 +32,12 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn from_f64_exact(v: f64) -> Self;
     /// Rounds an f64 to the format (round to nearest even).
     fn from_f64_rounded(v: f64) -> Self;
+    /// Rounds an f32 to the format (the same value as `from_f64_rounded` of it; the half
+    /// formats override it with `half`'s single-rounding f32 conversions, F16C for f16).
+    #[inline(always)]
+    fn from_f32_rounded(v: f32) -> Self {
+        Self::from_f64_rounded(f64::from(v))
+    }
     fn to_f64(self) -> f64;
     /// The exact value (None for ±∞ and NaN).
     fn to_rational(self) -> Option<Rational> {
@@ -116,6 +122,8 @@ impl Float for f16 {
     fn one() -> Self { f16::ONE }
     fn from_f64_exact(v: f64) -> Self { f16::from_f64(v) }
     fn from_f64_rounded(v: f64) -> Self { f16::from_f64(round_f64_in(v, BinaryFormat::F16)) }
+    #[inline(always)]
+    fn from_f32_rounded(v: f32) -> Self { f16::from_f32(v) }
     fn to_f64(self) -> f64 { f16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { f16::from_f32(self.to_f32() + o.to_f32()) }
@@ -131,6 +139,8 @@ impl Float for bf16 {
     fn one() -> Self { bf16::ONE }
     fn from_f64_exact(v: f64) -> Self { bf16::from_f64(v) }
     fn from_f64_rounded(v: f64) -> Self { bf16::from_f64(round_f64_in(v, BinaryFormat::BF16)) }
+    #[inline(always)]
+    fn from_f32_rounded(v: f32) -> Self { bf16::from_f32(v) }
     fn to_f64(self) -> f64 { bf16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { bf16::from_f32(self.to_f32() + o.to_f32()) }
@@ -142,6 +152,27 @@ impl Float for bf16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `from_f32_rounded` (half's f32 conversions) is `from_f64_rounded` of the same value:
+    /// random f32 bit patterns, the half formats' ties, subnormals and overflow edges.
+    #[test]
+    fn f32_conversions_round_like_the_f64_ones() {
+        let mut s = 31u64;
+        let mut xs: Vec<f32> = (0..400_000)
+            .map(|i| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let bits = (s >> 32) as u32;
+                // half anywhere, half within the half formats' ranges
+                f32::from_bits(if i % 2 == 0 { bits } else { (bits & 0x87ff_ffff) | 0x3000_0000 })
+            })
+            .collect();
+        xs.extend([65504.0, 65519.99, 65520.0, 2049.0, 2051.0, 5.96e-8, 2.98e-8, 2.99e-8, 1e-45, 3.4e38, f32::MAX, f32::MIN_POSITIVE, 0.0, -0.0]);
+        for &x in &xs {
+            let x = if x.is_nan() { 0.5 } else { x };
+            assert_eq!(f16::from_f32_rounded(x).to_bits(), <f16 as Float>::from_f64_rounded(f64::from(x)).to_bits(), "f16 {x:e}");
+            assert_eq!(bf16::from_f32_rounded(x).to_bits(), <bf16 as Float>::from_f64_rounded(f64::from(x)).to_bits(), "bf16 {x:e}");
+        }
+    }
 
     #[test]
     fn f16_ops_are_correctly_rounded() {

@@ -364,9 +364,13 @@ pub(super) fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::
 /// max |w| · max |z| < 2^127, the products taken in f64; a NaN or infinite z fails it.
 /// The weights' range is computed once per packing, the z range per call (ns·k values).
 pub(super) fn bf16_products_exact(terms: &[Term<'_, f32>], ns: usize) -> bool {
+    if !has_avx512() {
+        return false;
+    }
     terms.iter().filter(|t| t.w.k > 0).all(|t| {
         let (wmin, wmax) = *t.w.bf16_range.get_or_init(|| range(t.w.data.iter().copied()));
-        let (zmin, zmax) = range((0..ns).flat_map(|s| t.z[s * t.ldz..s * t.ldz + t.w.k].iter().copied()));
+        // SAFETY: the CPU has AVX-512 (checked above); check_term: the rows are in z.
+        let (zmin, zmax) = unsafe { rows_range(t.z, t.ldz, t.w.k, ns) };
         // an all-zero side: every product is ±0, exact
         wmax == 0.0 || zmax == 0.0 || (wmin * zmin >= f64::from(f32::MIN_POSITIVE) && wmax * zmax < 2f64.powi(127))
     })
@@ -385,6 +389,23 @@ fn range(xs: impl Iterator<Item = f32>) -> (f64, f64) {
         }
     }
     (f64::from(lo), if nan { f64::NAN } else { f64::from(hi) })
+}
+
+/// `range` of `ns` rows of `k` values (stride `ldz`), in branch-free selects compiled for
+/// AVX-512 (so that the scan vectorises): the z side of `bf16_products_exact`.
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx")]
+unsafe fn rows_range(z: &[f32], ldz: usize, k: usize, ns: usize) -> (f64, f64) {
+    let (mut lo, mut hi, mut nan) = (f32::INFINITY, 0f32, 0u32);
+    for s in 0..ns {
+        for &x in &z[s * ldz..s * ldz + k] {
+            let a = x.abs();
+            nan |= u32::from(a.is_nan());
+            hi = if a > hi { a } else { hi };
+            let nz = if a > 0.0 { a } else { f32::INFINITY };
+            lo = if nz < lo { nz } else { lo };
+        }
+    }
+    (f64::from(lo), if nan != 0 { f64::NAN } else { f64::from(hi) })
 }
 
 /// The terms viewed with f32 lanes (bf16's lane type).

@@ -63,6 +63,7 @@ pub fn regions(kind: GatedKind) -> usize {
 }
 
 /// pre[region r][s·H + u] = gi[s][block q·H + u] + gh[s][block q·H + u] for (r, q) in `map`.
+#[inline(always)]
 fn add_gates<F: LaneFormat>(rows: &GateRows<'_, F::C>, hsz: usize, map: &[(usize, usize)], pre: &mut [F::C]) {
     let hs = rows.ns * hsz;
     for s in 0..rows.ns {
@@ -77,6 +78,7 @@ fn add_gates<F: LaneFormat>(rows: &GateRows<'_, F::C>, hsz: usize, map: &[(usize
 }
 
 /// Calls `f` on the element ranges of the active sequences (one range when all are).
+#[inline(always)]
 fn for_active(ns: usize, hsz: usize, active: Option<&[bool]>, mut f: impl FnMut(std::ops::Range<usize>)) {
     match active {
         None => f(0..ns * hsz),
@@ -86,8 +88,28 @@ fn for_active(ns: usize, hsz: usize, active: Option<&[bool]>, mut f: impl FnMut(
 
 /// One tick of an LSTM or Doubling-LSTM layer for the block: h, c (ns × H) updated in place.
 /// `added`: the tiles already wrote gi + gh to `pre` (`gate_regions`).
+/// (On AVX-512 machines the same code is compiled with those features enabled, so that the
+/// straight loops vectorise 16 lanes wide; no operation changes, so neither do the bits.)
 #[allow(clippy::too_many_arguments)]
 pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::activation_avx512::available() {
+        // SAFETY: the CPU has the features the function is compiled for (checked).
+        return unsafe { lstm_block_avx512(g, rows, pre, h, c, active, added) };
+    }
+    lstm_block_body(g, rows, pre, h, c, active, added)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,avx,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn lstm_block_avx512<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
+    lstm_block_body(g, rows, pre, h, c, active, added)
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn lstm_block_body<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
     let (hsz, ns) = (g.hidden, rows.ns);
     let hs = ns * hsz;
     let double = g.kind == GatedKind::DoublingLstm;
@@ -133,7 +155,24 @@ pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, 
 
 /// One tick of a GRU layer for the block: h (ns × H) updated in place. `added`: the tiles
 /// already wrote gi + gh of r and z to `pre` (`gate_regions`).
+/// (AVX-512 machines: compiled with those features, as `lstm_block`.)
 pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::activation_avx512::available() {
+        // SAFETY: the CPU has the features the function is compiled for (checked).
+        return unsafe { gru_block_avx512(g, rows, pre, h, active, added) };
+    }
+    gru_block_body(g, rows, pre, h, active, added)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,avx,fma")]
+unsafe fn gru_block_avx512<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
+    gru_block_body(g, rows, pre, h, active, added)
+}
+
+#[inline(always)]
+fn gru_block_body<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     let (hsz, ns) = (g.hidden, rows.ns);
     let hs = ns * hsz;
     let (add, mul) = (F::add_l, F::mul_l);
