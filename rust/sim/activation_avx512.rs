@@ -28,7 +28,8 @@
 //!   below e³ + a few 2^−53 ≈ 2^−42.
 //!   Relative errors: expm1(y) ≤ 2^−45 + 4·2^−53, so tanh and σ stay below 2^−40.
 //! * NaN propagates through every step (the clamps are `vmaxpd(c, v)`, which returns its
-//!   second operand when one is NaN), so NaN lanes end as NaN without a separate blend.
+//!   second operand when one is NaN); a NaN lane's result is then x quietened (one blend per
+//!   16 lanes), the scalar paths' NaN.
 //!
 //! Rounding to f32: the hardware conversion (nearest-even, like `as f32`).
 
@@ -93,7 +94,11 @@ unsafe fn approx16<A: Approximated>(x: __m512) -> (__m512, __m512) {
     let (below, above) = (_mm512_set1_pd(1.0 - DELTA), _mm512_set1_pd(1.0 + DELTA));
     let down = join(_mm512_cvtpd_ps(_mm512_mul_pd(ylo, below)), _mm512_cvtpd_ps(_mm512_mul_pd(yhi, below)));
     let up = join(_mm512_cvtpd_ps(_mm512_mul_pd(ylo, above)), _mm512_cvtpd_ps(_mm512_mul_pd(yhi, above)));
-    (down, up)
+    // a NaN lane returns x quietened (x + 0), as the scalar paths do (same bits whatever
+    // the path)
+    let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+    let quiet = _mm512_add_ps(x, _mm512_setzero_ps());
+    (_mm512_mask_blend_ps(nan, down, quiet), _mm512_mask_blend_ps(nan, up, quiet))
 }
 
 /// Stores the first m decided results at p, the undecided ones from the scalar fallback.
