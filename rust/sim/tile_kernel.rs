@@ -6,9 +6,7 @@
 //! each product and each sum rounded to the format (a multiply instruction, then an add
 //! instruction: two roundings), or with `fma` the fused step acc = fma(Wᵀ[k][i], z[s][k], acc)
 //! rounded once (`num::fused`; `vfmadd` for f64/f32, `vfmadd231ph` for native f16, the
-//! round-to-odd emulation for f16 and bf16 in f32 lanes; a bf16 product is not always exact
-//! in f32, so a bf16 call whose weights and z values could make one inexact, overflow or
-//! NaN runs the portable loop instead: `tile_x86::bf16_products_exact`). `acc` arrives holding whatever the caller's
+//! round-to-odd emulation for f16 and bf16 in f32 lanes, from two directed-rounding FMAs). `acc` arrives holding whatever the caller's
 //! documented order put there first (a bias, or bias + input product), so this is the
 //! "then + W_ik·z_k for k ascending" part of float_engine.rs and cells/affine.rs, computed
 //! for many sequences at once. Only *independent* elements are reordered; each element's
@@ -57,9 +55,6 @@ pub struct Packed<C> {
     /// f16 only: the binary16 repacking for the native tile, built on first use
     #[cfg(target_arch = "x86_64")]
     f16: std::sync::OnceLock<Box<Packed<u16>>>,
-    /// bf16 only: (smallest nonzero |w|, largest |w|), for the fused tile's precondition
-    #[cfg(target_arch = "x86_64")]
-    bf16_range: std::sync::OnceLock<(f64, f64)>,
 }
 
 /// Lanes per 64-byte vector of `C`.
@@ -92,8 +87,6 @@ impl<C: Copy + Default> Packed<C> {
             data,
             #[cfg(target_arch = "x86_64")]
             f16: std::sync::OnceLock::new(),
-            #[cfg(target_arch = "x86_64")]
-            bf16_range: std::sync::OnceLock::new(),
         }
     }
 

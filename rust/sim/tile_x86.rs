@@ -83,10 +83,16 @@ impl<const R: u8> Ops for F32<R> {
     unsafe fn mul(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_mul_ps(a, b)) }
     #[inline(always)]
     unsafe fn add(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_add_ps(a, b)) }
-    /// f32: the hardware FMA. f16 and bf16: the round-to-odd emulation of `num::fused` in
-    /// f32 (24 ≥ 11 + 2 bits), which needs the product w·z exact in f32: always for f16
-    /// (22 bits, |w·z| within 2^−48..2^32), for bf16 only when `bf16_products_exact` holds
-    /// (`affine` checks it per call).
+    /// f32: the hardware FMA. f16 and bf16: w·z + acc rounded **to odd** in f32, then to
+    /// nearest on the half grid, which is the fused result rounded once (24 ≥ p + 2 bits:
+    /// Boldo–Melquiond; f32's quantum is 2^13 resp. 2^16 times finer than the half
+    /// format's in the subnormal range too). Round-to-odd from two hardware FMAs with
+    /// directed roundings: rd = RD(w·z + acc) and ru = RU(w·z + acc) are equal when the sum
+    /// is exact, else adjacent floats, and the odd one of them is the round-to-odd result
+    /// (the FMA computes w·z exactly, so no product can underflow or overflow on its own).
+    /// Zero sums: RD gives −0 where round-to-nearest gives +0; rd = −0 is even, so ru
+    /// (RU's zero sign, the same as nearest's) is taken. Overflow: RD stops at ±MAX (odd),
+    /// whose nearest half value is ±∞, as the exact sum's.
     const FMA: bool = true;
     #[inline(always)]
     unsafe fn fma_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
@@ -94,20 +100,10 @@ impl<const R: u8> Ops for F32<R> {
         if R == 0 {
             return _mm512_fmadd_ps(w, z, acc);
         }
-        let pr = _mm512_mul_ps(w, z); // exact
-        let s = _mm512_add_ps(pr, acc);
-        // TwoSum: err = (pr + acc) − s exactly
-        let bb = _mm512_sub_ps(s, pr);
-        let err = _mm512_add_ps(_mm512_sub_ps(pr, _mm512_sub_ps(s, bb)), _mm512_sub_ps(acc, bb));
-        let sb = _mm512_castps_si512(s);
-        // inexact (err ≠ 0; NaN when s is ±∞ or NaN compares false) and even: one ulp
-        // of |s| towards the exact value (away from zero when err has s's sign)
-        let inexact = _mm512_cmp_ps_mask::<_CMP_NEQ_OQ>(err, _mm512_setzero_ps());
-        let even = _mm512_testn_epi32_mask(sb, _mm512_set1_epi32(1));
-        let same_sign = _mm512_testn_epi32_mask(_mm512_xor_si512(sb, _mm512_castps_si512(err)), _mm512_set1_epi32(i32::MIN));
-        let step = _mm512_mask_blend_epi32(same_sign, _mm512_set1_epi32(-1), _mm512_set1_epi32(1));
-        let odd = _mm512_mask_add_epi32(sb, inexact & even, sb, step);
-        Self::round(_mm512_castsi512_ps(odd))
+        let rd = _mm512_fmadd_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(w, z, acc);
+        let ru = _mm512_fmadd_round_ps::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(w, z, acc);
+        let rd_odd = _mm512_test_epi32_mask(_mm512_castps_si512(rd), _mm512_set1_epi32(1));
+        Self::round(_mm512_mask_blend_ps(rd_odd, ru, rd))
     }
 }
 
@@ -338,9 +334,6 @@ pub(super) fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::
     if !has_avx512() || pw % super::lanes_of::<F::C>() != 0 || pw > 2 * super::lanes_of::<F::C>() || terms.len() > MAX_TERMS {
         return None;
     }
-    if fma && F::ROUNDING == Rounding::Bf16 && !bf16_products_exact(cast_slice_of_terms(terms), ns) {
-        return None;
-    }
     let store = gates.map(|g| GateStore { addend: g.addend.as_ptr(), pre: g.pre.as_mut_ptr(), hsz: g.hsz, units: terms[0].w.units, region: g.region });
     // SAFETY: the CPU has the features drive_avx512 is compiled for; the slices were
     // checked to cover every row and column the tiles touch (`super::affine`,
@@ -354,65 +347,6 @@ pub(super) fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::
         }
     }
     Some(())
-}
-
-/// Whether every product w·z of the terms (bf16 values in f32 lanes) is exact and finite in
-/// f32, so that the fused f32-lane tile is the exact fusedMultiplyAdd: a product of two
-/// bf16 values is m·2^q with m < 2^16, exact in f32 when |w·z| ≥ 2^−126 (then q > −142 ≥
-/// −149, f32's quantum) and finite when |w·z| < 2^127 (f32's largest is ≈ 2^128). Zero
-/// products are exact, so the check is min nonzero |w| · min nonzero |z| ≥ 2^−126 and
-/// max |w| · max |z| < 2^127, the products taken in f64; a NaN or infinite z fails it.
-/// The weights' range is computed once per packing, the z range per call (ns·k values).
-pub(super) fn bf16_products_exact(terms: &[Term<'_, f32>], ns: usize) -> bool {
-    if !has_avx512() {
-        return false;
-    }
-    terms.iter().filter(|t| t.w.k > 0).all(|t| {
-        let (wmin, wmax) = *t.w.bf16_range.get_or_init(|| range(t.w.data.iter().copied()));
-        // SAFETY: the CPU has AVX-512 (checked above); check_term: the rows are in z.
-        let (zmin, zmax) = unsafe { rows_range(t.z, t.ldz, t.w.k, ns) };
-        // an all-zero side: every product is ±0, exact
-        wmax == 0.0 || zmax == 0.0 || (wmin * zmin >= f64::from(f32::MIN_POSITIVE) && wmax * zmax < 2f64.powi(127))
-    })
-}
-
-/// (smallest nonzero |x|, largest |x|) in f64: (∞, 0) when all are zero; the largest is
-/// NaN when some x is NaN.
-fn range(xs: impl Iterator<Item = f32>) -> (f64, f64) {
-    let (mut lo, mut hi, mut nan) = (f32::INFINITY, 0f32, false);
-    for x in xs {
-        let a = x.abs();
-        nan |= a.is_nan();
-        hi = hi.max(a);
-        if a > 0.0 && a < lo {
-            lo = a;
-        }
-    }
-    (f64::from(lo), if nan { f64::NAN } else { f64::from(hi) })
-}
-
-/// `range` of `ns` rows of `k` values (stride `ldz`), in branch-free selects compiled for
-/// AVX-512 (so that the scan vectorises): the z side of `bf16_products_exact`.
-#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx")]
-unsafe fn rows_range(z: &[f32], ldz: usize, k: usize, ns: usize) -> (f64, f64) {
-    let (mut lo, mut hi, mut nan) = (f32::INFINITY, 0f32, 0u32);
-    for s in 0..ns {
-        for &x in &z[s * ldz..s * ldz + k] {
-            let a = x.abs();
-            nan |= u32::from(a.is_nan());
-            hi = if a > hi { a } else { hi };
-            let nz = if a > 0.0 { a } else { f32::INFINITY };
-            lo = if nz < lo { nz } else { lo };
-        }
-    }
-    (f64::from(lo), if nan != 0 { f64::NAN } else { f64::from(hi) })
-}
-
-/// The terms viewed with f32 lanes (bf16's lane type).
-fn cast_slice_of_terms<'a, C: 'static>(terms: &'a [Term<'a, C>]) -> &'a [Term<'a, f32>] {
-    assert_eq!(std::any::TypeId::of::<C>(), std::any::TypeId::of::<f32>());
-    // SAFETY: C is f32 (checked above), so the two slice types are the same.
-    unsafe { std::slice::from_raw_parts(terms.as_ptr().cast::<Term<'a, f32>>(), terms.len()) }
 }
 
 /// `drive_avx512` on the lane type of `O` (the same type as `F::C`).
