@@ -1,5 +1,5 @@
-//! A fast sigmoid for the narrow formats that gives **exactly** the documented result
-//! `round_F(1 / (1 + libm_exp_f64(−x)))` (num/float.rs `Float::sigmoid`).
+//! A fast sigmoid for f32 lanes that gives **exactly** the documented result
+//! `round_f32(1 / (1 + libm_exp_f64(−x)))` (num/float.rs `Float::sigmoid`; f16/bf16 look it up: `half_tables`).
 //!
 //! Same Ziv test (`ziv.rs`) as `fast_tanh`: `approx` evaluates σ(x) in f64 with a branch-free,
 //! vectorisable formula of relative error below 2^−41: E = e^{−|x|} = 2^n·P(r) (Cody–Waite

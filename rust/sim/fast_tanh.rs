@@ -1,5 +1,5 @@
-//! A fast tanh for the narrow formats that gives **exactly** the documented result
-//! `round_F(libm_tanh_f64(x))` (num/float.rs: f32 tanh is `(x as f64).tanh() as f32`).
+//! A fast tanh for f32 lanes that gives **exactly** the documented result
+//! `round_f32(libm_tanh_f64(x))` (num/float.rs: f32 tanh is `(x as f64).tanh() as f32`; f16/bf16 look it up: `half_tables`).
 //!
 //! Method (the Ziv test of `ziv.rs`): `approx` evaluates tanh(x) in f64 with a
 //! branch-free, vectorisable formula whose relative error is below 2^−44 (odd Taylor polynomial to x^19 for |x| < 0.3,
