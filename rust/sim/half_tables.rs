@@ -29,19 +29,19 @@ fn table(func: Func, fmt: BinaryFormat) -> &'static [f32] {
     let bf = fmt == BinaryFormat::BF16;
     debug_assert!(bf || fmt == BinaryFormat::F16, "half tables exist for f16 and bf16 only");
     let slot = usize::from(func == Func::Sigmoid) * 2 + usize::from(bf);
-    TABLES[slot].get_or_init(|| {
-        (0..SIZE)
-            .map(|i| {
-                let bits = i as u16;
-                match (func, bf) {
-                    (Func::Tanh, false) => Float::tanh(f16::from_bits(bits)).to_f32(),
-                    (Func::Sigmoid, false) => Float::sigmoid(f16::from_bits(bits)).to_f32(),
-                    (Func::Tanh, true) => Float::tanh(bf16::from_bits(bits)).to_f32(),
-                    (Func::Sigmoid, true) => Float::sigmoid(bf16::from_bits(bits)).to_f32(),
-                }
-            })
-            .collect()
-    })
+    let value = |bits: u16| if bf { bf16::from_bits(bits).to_f32() } else { f16::from_bits(bits).to_f32() };
+    TABLES[slot].get_or_init(|| (0..SIZE).map(|i| definition(func, bf, value(i as u16))).collect())
+}
+
+/// The documented result for a lane value x of the format: `Float::tanh` / `Float::sigmoid`
+/// of f16 or bf16 (round_F of the libm f64 value), as an f32.
+fn definition(func: Func, bf: bool, x: f32) -> f32 {
+    match (func, bf) {
+        (Func::Tanh, false) => Float::tanh(f16::from_f32(x)).to_f32(),
+        (Func::Sigmoid, false) => Float::sigmoid(f16::from_f32(x)).to_f32(),
+        (Func::Tanh, true) => Float::tanh(bf16::from_f32(x)).to_f32(),
+        (Func::Sigmoid, true) => Float::sigmoid(bf16::from_f32(x)).to_f32(),
+    }
 }
 
 /// The format's bit pattern of a lane value on its grid.
@@ -61,9 +61,9 @@ pub fn apply(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
     let t = table(func, fmt);
     let bf = fmt == BinaryFormat::BF16;
     #[cfg(target_arch = "x86_64")]
-    if crate::sim::activation_avx512::available() {
-        // SAFETY: the CPU has AVX-512F (checked), the table has 2^16 entries and every
-        // index is a 16-bit value.
+    if crate::sim::activation_avx512::available() && std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: the CPU has AVX-512F and F16C (checked), the table has 2^16 entries and
+        // every index is a 16-bit value.
         return unsafe { gather_avx512(t, bf, xs) };
     }
     xs.iter_mut().for_each(|x| *x = t[index(*x, bf)]);
@@ -103,15 +103,8 @@ mod tests {
             let fmt = if bf { BinaryFormat::BF16 } else { BinaryFormat::F16 };
             let xs: Vec<f32> = (0..SIZE).map(|i| if bf { bf16::from_bits(i as u16).to_f32() } else { f16::from_bits(i as u16).to_f32() }).collect();
             for func in [Func::Tanh, Func::Sigmoid] {
-                let want: Vec<f32> = xs
-                    .iter()
-                    .map(|&x| match (func, bf) {
-                        (Func::Tanh, false) => Float::tanh(f16::from_f32(x)).to_f32(),
-                        (Func::Sigmoid, false) => Float::sigmoid(f16::from_f32(x)).to_f32(),
-                        (Func::Tanh, true) => Float::tanh(bf16::from_f32(x)).to_f32(),
-                        (Func::Sigmoid, true) => Float::sigmoid(bf16::from_f32(x)).to_f32(),
-                    })
-                    .collect();
+                // the definition per element, from the value (not from a table index)
+                let want: Vec<f32> = xs.iter().map(|&x| definition(func, bf, x)).collect();
                 let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
                 for len in [SIZE, 1, 15, 17, 33] {
                     let mut ys = xs[..len].to_vec();

@@ -16,8 +16,15 @@ fn check<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, fma: bool)
     let ldz = k + 3;
     let z: Vec<F::C> = (0..ns * ldz).map(|_| next()).collect();
     let init: Vec<F::C> = (0..ns * packed.up).map(|_| next()).collect();
-    let mut got = init.clone();
-    accumulate::<F>(&packed, &z, ldz, ns, &mut got, fma);
+    accumulate_is_sequential::<F>(&wt, &packed, &z, ldz, ns, &init, fma);
+}
+
+/// `accumulate` from `init` against the sequential definition a = a + w·z (or fma(w, z, a))
+/// for k ascending, element by element, bit for bit (the Debug form tells −0 from +0).
+fn accumulate_is_sequential<F: LaneFormat>(wt: &[F::C], packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, init: &[F::C], fma: bool) {
+    let (k, units) = (packed.k, packed.units);
+    let mut got = init.to_vec();
+    accumulate::<F>(packed, z, ldz, ns, &mut got, fma);
     for si in 0..ns {
         for i in 0..units {
             let mut a = F::from_lane(init[si * packed.up + i]);
@@ -25,13 +32,11 @@ fn check<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, fma: bool)
                 let (w, zk) = (F::from_lane(wt[kk * units + i]), F::from_lane(z[si * ldz + kk]));
                 a = if fma { w.mul_add(zk, a) } else { a.add(w.mul(zk)) };
             }
-            assert_eq!(format!("{:?}", F::from_lane(got[si * packed.up + i])), format!("{a:?}"), "{} k {k} units {units} ns {ns}", F::NAME);
+            assert_eq!(format!("{:?}", F::from_lane(got[si * packed.up + i])), format!("{a:?}"), "{} k {k} units {units} ns {ns} seq {si} unit {i} fma {fma}", F::NAME);
         }
     }
 }
 
-/// `affine` with terms of `ks` values of k each against acc = b_i, then + w·z term by
-/// term, k ascending (every operation rounded, or fused).
 fn check_affine<F: LaneFormat>(ks: &[usize], units: usize, ns: usize, nr: usize, fma: bool) {
     let mut s = 7u64 + (ks.iter().sum::<usize>() * 131 + units * 7 + ns) as u64;
     let mut next = || {
@@ -188,18 +193,7 @@ fn fused_bf16_is_exact_at_the_edges_of_the_product_range() {
         let z: Vec<f32> = (0..ns * k).map(|_| bf16::from_f64_rounded(next(zscale)).to_lane()).collect();
         // accumulators around the products' size, so that the sums matter
         let init: Vec<f32> = (0..ns * packed.up).map(|_| bf16::from_f64_rounded(next((wscale * zscale).min(1e30))).to_lane()).collect();
-        let mut got = init.clone();
-        accumulate::<bf16>(&packed, &z, k, ns, &mut got, true);
-        for si in 0..ns {
-            for i in 0..units {
-                let mut a = bf16::from_lane(init[si * packed.up + i]);
-                for kk in 0..k {
-                    a = bf16::from_lane(wt[kk * units + i]).mul_add(bf16::from_lane(z[si * k + kk]), a);
-                }
-                let g = bf16::from_lane(got[si * packed.up + i]);
-                assert!(g.to_bits() == a.to_bits() || (g.is_nan() && a.is_nan()), "w {wscale:e} z {zscale:e}: {g:?} vs {a:?}");
-            }
-        }
+        accumulate_is_sequential::<bf16>(&wt, &packed, &z, k, ns, &init, true);
     }
 }
 

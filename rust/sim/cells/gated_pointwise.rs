@@ -101,7 +101,7 @@ pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, 
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,avx,fma")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn lstm_block_avx512<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
     lstm_block_body(g, rows, pre, h, c, active, added)
@@ -166,7 +166,7 @@ pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,avx,fma")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 unsafe fn gru_block_avx512<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     gru_block_body(g, rows, pre, h, active, added)
 }
