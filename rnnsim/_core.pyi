@@ -76,8 +76,8 @@ class SimpleRNN:
         fma: bool = False,
     ) -> dict[str, Any]:
         """A batch x (B, T, input), parallel over sequences with the GIL released:
-        {"states" (B, T, d), "outputs" (B, T, out) when keep="all", "final" (1, B, d),
-        "final_outputs" (B, out)}. Bitwise identical for any ``threads``; Ctrl-C raises
+        {"states" (B, T, d) (keep="all" or "states"), "outputs" (B, T, out) (keep="all"),
+        "final" (1, B, d), "final_outputs" (B, out)}; keep is "all", "states" or "final". Bitwise identical for any ``threads``; Ctrl-C raises
         KeyboardInterrupt within a tick; ``progress(done, total)`` is called every 50 ms.
         fma: fused product-sums, as in ``run``."""
     def to_json(self, meta: str | None = None) -> str:
@@ -276,7 +276,8 @@ class CellNetwork:
         fma: bool = False,
     ) -> dict[str, Any]:
         """A batch x (B, T, input), parallel over sequences, GIL released, bitwise identical
-        for any ``threads``: {"states" (B, T, H), "cells" (B, T, H) (keep="all"), "final":
+        for any ``threads``: {"states" (B, T, H) (keep="all" or "states"), "cells" (B, T, H)
+        (keep="all", LSTM-like top layer), "final":
         [(B, H_l) per layer], "final_c": [(B, H_l) or None per layer]}. h0/c0: one (B, H_l)
         tensor per layer. Exact runs return object arrays of Fractions. fma: as in ``run``."""
     def to_json(self, meta: str | None = None) -> str:

@@ -158,7 +158,10 @@ class CellNetwork:
         ``fma=True`` fuses every product-sum step of the affine maps:
         acc = fma(w, z, acc) = round(w·z + acc), one rounding instead of two, in the same
         order (IEEE fusedMultiplyAdd; what BLAS and PyTorch use). Elementwise formulas and
-        the activations are unchanged. Exact runs are unaffected (nothing is rounded)."""
+        the activations are unchanged. Exact runs are unaffected (nothing is rounded).
+        ``keep``: "all" (also ``cells`` (B, T, hidden), c_1..c_T of an LSTM-like top layer),
+        "states" (the states without the cells: PyTorch's ``output``, half an LSTM's
+        memory) or "final" (only ``final`` and ``final_c``)."""
         name = _coerce.dtype_name(dtype)
         xs = self._inputs(x)
         lens = None if lengths is None else [int(v) for v in np.asarray(lengths).reshape(-1)]
@@ -176,7 +179,7 @@ class CellNetwork:
         else:
             final_c = list(res["final_c"])
         return BatchRun(states=res.get("states"), final=final, outputs=None, final_outputs=None, dtype=name,
-                        final_c=final_c)
+                        final_c=final_c, cells=res.get("cells"))
 
     # ---- saving ----------------------------------------------------------------------------
     def to_json(self, meta: dict | None = None) -> str:

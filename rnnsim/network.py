@@ -92,8 +92,10 @@ class Run:
 class BatchRun:
     """A batch's run, PyTorch style: ``states`` (B, T, hidden) h_1..h_T of the top layer
     (None with keep="final"), ``final`` (layers, B, hidden) the last state of each sequence
-    (at its own length), ``outputs`` (B, T, out) y_1..y_T and ``final_outputs`` (B, out).
-    Steps past a sequence's length are zero padding."""
+    (at its own length), ``outputs`` (B, T, out) y_1..y_T (keep="all" only) and
+    ``final_outputs`` (B, out). Gated cells: ``cells`` (B, T, hidden) c_1..c_T of an
+    LSTM-like top layer (keep="all" only) and ``final_c``. Steps past a sequence's length
+    are zero padding."""
 
     states: np.ndarray | None
     final: np.ndarray
@@ -101,6 +103,7 @@ class BatchRun:
     final_outputs: np.ndarray | None
     dtype: str
     final_c: np.ndarray | None = None
+    cells: np.ndarray | None = None
 
 
 class SimpleRNN:
@@ -253,7 +256,8 @@ class SimpleRNN:
         The GIL is released, Ctrl-C stops the run within a fraction of a second
         (KeyboardInterrupt), and results are bitwise identical for any ``threads``.
         ``h0``: (1, B, hidden) as in PyTorch (or (B, hidden)). ``lengths``: per-sequence
-        lengths <= T. ``keep="final"`` stores only the final states. ``progress=True``
+        lengths <= T. ``keep="states"`` stores the states but not the per-step outputs;
+        ``keep="final"`` only the final states (and outputs). ``progress=True``
         shows a rich progress bar.
         ``fma=True`` fuses every product-sum step of the affine maps (and the readout):
         acc = fma(w, z, acc) = round(w·z + acc), one rounding instead of two, in the same

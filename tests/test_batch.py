@@ -52,6 +52,19 @@ def test_keep_final_skips_states_but_keeps_finals():
     assert np.array_equal(fin.final_outputs, full.outputs[:, -1])
 
 
+@pytest.mark.parametrize("dtype", ["exact", "f64", "f32", "f16"])
+def test_keep_states_keeps_the_states_of_keep_all_without_the_outputs(dtype):
+    net = random_net(activation="relu" if dtype == "exact" else "tanh")
+    x = np.random.default_rng(4).integers(-3, 4, size=(6, 11, 3)) / 4
+    lengths = [11, 0, 5, 3, 11, 8]
+    full = net.run_batch(x, dtype=dtype, lengths=lengths)
+    st = net.run_batch(x, dtype=dtype, lengths=lengths, keep="states", threads=2)
+    assert st.outputs is None and st.states.shape == full.states.shape == (6, 11, 6)
+    assert np.array_equal(st.states, full.states)
+    assert np.array_equal(st.final, full.final)
+    assert np.array_equal(st.final_outputs, full.final_outputs)
+
+
 def test_start_states_torch_shape_and_flat_shape():
     net = random_net(d=4)
     x = np.zeros((3, 2, 3))

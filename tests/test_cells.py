@@ -172,6 +172,27 @@ def test_torch_state_dict_problems_are_all_reported():
         rs.GRU.from_torch({})
 
 
+@pytest.mark.parametrize("dtype", ["exact", "f64", "f32", "bf16"])
+def test_keep_states_drops_the_cells_and_keep_all_returns_them(dtype):
+    net = rs.Stacked([small_gru(3, 2), small_lstm(4, 3)]) if dtype != "exact" else small_lstm()
+    if dtype == "exact":
+        net = rs.saturate(net)
+    x = rand(5, 7, 2)
+    lengths = [7, 2, 0, 5, 7]
+    full = net.run_batch(x, dtype=dtype, lengths=lengths)
+    st = net.run_batch(x, dtype=dtype, lengths=lengths, keep="states", threads=2)
+    fin = net.run_batch(x, dtype=dtype, lengths=lengths, keep="final")
+    assert st.cells is None and fin.cells is None and fin.states is None
+    assert full.cells.shape == full.states.shape == st.states.shape
+    assert np.array_equal(st.states, full.states)
+    for r in (st, fin):
+        assert all(np.array_equal(a, b) for a, b in zip(r.final, full.final))
+        assert all(np.array_equal(a, b) for a, b in zip(r.final_c, full.final_c))
+    for s, n in enumerate(lengths):
+        one = net.run(x[s, :n], dtype=dtype)
+        assert np.array_equal(full.cells[s, :n], one.cells[1:]) and not np.any(full.cells[s, n:])
+
+
 def test_bad_inputs_are_invalid_input():
     net = small_lstm()
     with pytest.raises(rs.InvalidInputError, match="width"):

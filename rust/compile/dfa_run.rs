@@ -12,7 +12,7 @@ use crate::sim::cancel::Control;
 use crate::sim::dispatch::{dispatch_float, FloatTask};
 use crate::sim::exact_engine::{ExactPlan, DEFAULT_MAX_BITS};
 use crate::sim::float_engine::FloatPlan;
-use crate::sim::run::{run_batch_exact, run_batch_float, BatchSpec};
+use crate::sim::run::{run_batch_exact, run_batch_float, BatchSpec, Keep};
 use malachite::Rational;
 
 /// Most sequences in one batch call (the brief's 65,536-word chunks).
@@ -84,7 +84,7 @@ fn groups(words: &[Vec<usize>], m: usize, budget: usize) -> Vec<&[Vec<usize>]> {
 fn batch_spec(group: &[Vec<usize>], threads: Option<usize>) -> (BatchSpec, Vec<usize>) {
     let lengths: Vec<usize> = group.iter().map(Vec::len).collect();
     let steps = lengths.iter().copied().max().unwrap_or(0);
-    (BatchSpec { batch: group.len(), steps, lengths: None, keep_all: false, threads, fma: false }, lengths)
+    (BatchSpec { batch: group.len(), steps, lengths: None, keep: Keep::Final, threads, fma: false }, lengths)
 }
 
 impl CompiledDfa {

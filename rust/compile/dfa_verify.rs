@@ -14,7 +14,7 @@ use crate::sim::exact_engine::{Affine, ExactPlan, DEFAULT_MAX_BITS};
 use crate::sim::pool::with_pool;
 use rayon::prelude::*;
 use crate::sim::float_engine::FloatPlan;
-use crate::sim::run::{run_batch_float, BatchSpec};
+use crate::sim::run::{run_batch_float, BatchSpec, Keep};
 use malachite::Rational;
 use std::cmp::Ordering;
 
@@ -62,7 +62,7 @@ impl<F: Float> Expander for FloatExpander<F> {
                 h0.extend_from_slice(&parents[p * d..(p + 1) * d]);
             }
         }
-        let spec = BatchSpec { batch: b * m, steps: 1, lengths: None, keep_all: false, threads: self.threads, fma: false };
+        let spec = BatchSpec { batch: b * m, steps: 1, lengths: None, keep: Keep::Final, threads: self.threads, fma: false };
         let r = run_batch_float(&self.plan, &xs, Some(&h0), &spec, ctl)?;
         let accept = r.final_outputs.chunks(self.plan.n_out.max(1)).map(float_accepts).collect();
         Ok((r.final_states, accept))

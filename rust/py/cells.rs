@@ -18,7 +18,7 @@ use crate::py::interrupt::run_interruptible;
 use crate::sim::cells::run::Starts;
 use crate::sim::cells::StackPlan;
 use crate::sim::plan_cache::PlanCache;
-use crate::sim::run::BatchSpec;
+use crate::sim::run::{BatchSpec, Keep};
 use half::{bf16, f16};
 use malachite::Rational;
 use numpy::{PyArray1, PyArrayMethods};
@@ -200,9 +200,9 @@ fn run_batch<S: PyScalar>(
     let res = run_interruptible(py, progress, spec.batch as u64, |ctl| plan.run_batch(&xs, &st, spec, ctl))?;
     let (b, t, hsz) = (spec.batch, spec.steps, plan.top_hidden());
     let out = PyDict::new(py);
-    if spec.keep_all {
+    if spec.keep.states() {
         out.set_item("states", S::to_py(py, res.states, vec![b, t, hsz])?)?;
-        if plan.layers[plan.layers.len() - 1].has_cell_state() {
+        if spec.keep.extras() && plan.layers[plan.layers.len() - 1].has_cell_state() {
             out.set_item("cells", S::to_py(py, res.cells, vec![b, t, hsz])?)?;
         }
     }
@@ -350,7 +350,7 @@ impl PyCellNetwork {
     }
 
     /// A batch x (B, T, n), parallel over sequences with the GIL released: {"states" (B, T, H),
-    /// "cells" (B, T, H) (keep="all"; cells only for an LSTM-like top layer), "final": [(B, H_l)
+    /// "cells" (B, T, H) (keep="all", not "states"; cells only for an LSTM-like top layer), "final": [(B, H_l)
     /// per layer], "final_c": [(B, H_l) or None per layer]}. Bitwise identical for any threads.
     #[pyo3(signature = (x, dtype="f32", h0=None, c0=None, lengths=None, threads=None, keep="all", progress=None, fma=false))]
     #[allow(clippy::too_many_arguments)]
@@ -369,11 +369,7 @@ impl PyCellNetwork {
     ) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         let exact = dt == Dtype::Exact;
-        let keep_all = match keep {
-            "all" => true,
-            "final" => false,
-            other => return Err(invalid_input(py, vec![format!("keep must be \"all\" or \"final\", got {other:?}")])),
-        };
+        let keep = Keep::parse(keep).map_err(|e| to_pyerr(py, e))?;
         let x = read_input(py, x, exact, 3, self.stack.input_size())?;
         let (batch, steps) = (x.shape[0], x.shape[1]);
         let h0 = self.read_starts(py, "h0", h0, exact, Some(batch))?;
@@ -386,7 +382,7 @@ impl PyCellNetwork {
             Some(t) if t < 1 => return Err(invalid_input(py, vec![format!("threads must be at least 1, got {t}")])),
             t => t.map(|t| t as usize),
         };
-        let spec = BatchSpec { batch, steps, lengths, keep_all, threads, fma };
+        let spec = BatchSpec { batch, steps, lengths, keep, threads, fma };
         spec.validate().map_err(|e| to_pyerr(py, e))?;
         let (h, c) = (h0.as_ref(), c0.as_ref());
         match dt {

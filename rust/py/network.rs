@@ -15,7 +15,7 @@ use crate::sim::exact_engine::ExactPlan;
 use crate::num::float::Float;
 use crate::sim::float_engine::FloatPlan;
 use crate::sim::plan_cache::PlanCache;
-use crate::sim::run::{run_batch_exact, run_batch_float, run_exact, run_float, BatchSpec};
+use crate::sim::run::{run_batch_exact, run_batch_float, run_exact, run_float, BatchSpec, Keep};
 use half::{bf16, f16};
 use malachite::Rational;
 use pyo3::prelude::*;
@@ -122,8 +122,10 @@ fn float_batch<F: ToNumpy>(
     })?;
     let (b, t, d, o) = (spec.batch, spec.steps, plan.d, plan.n_out);
     let out = PyDict::new(py);
-    if spec.keep_all {
+    if spec.keep.states() {
         out.set_item("states", F::to_numpy(py, res.states, vec![b, t, d])?)?;
+    }
+    if spec.keep.extras() {
         out.set_item("outputs", F::to_numpy(py, res.outputs, vec![b, t, o])?)?;
     }
     out.set_item("final", F::to_numpy(py, res.final_states, vec![1, b, d])?)?;
@@ -273,11 +275,7 @@ impl PySimpleRnn {
     ) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         let exact = dt == Dtype::Exact;
-        let keep_all = match keep {
-            "all" => true,
-            "final" => false,
-            other => return Err(to_pyerr(py, input_problem(format!("keep must be \"all\" or \"final\", got {other:?}")))),
-        };
+        let keep = Keep::parse(keep).map_err(|e| to_pyerr(py, e))?;
         let x = read_input(py, x, exact, 3, self.net.input_size())?;
         let (batch, steps) = (x.shape[0], x.shape[1]);
         let h0 = h0.map(|h| self.read_h0(py, h, exact, Some(batch))).transpose()?;
@@ -292,7 +290,7 @@ impl PySimpleRnn {
             Some(t) if t < 1 => return Err(to_pyerr(py, input_problem(format!("threads must be at least 1, got {t}")))),
             t => t.map(|t| t as usize),
         };
-        let spec = BatchSpec { batch, steps, lengths, keep_all, threads, fma };
+        let spec = BatchSpec { batch, steps, lengths, keep, threads, fma };
         spec.validate().map_err(|e| to_pyerr(py, e))?;
         let net = &*self.net;
         match dt {
@@ -342,18 +340,20 @@ fn exact_batch(
     let res = run_interruptible(py, progress, spec.batch as u64, |ctl| run_batch_exact(&plan, &xs, starts, spec, ctl))?;
     let fr = fraction_type(py)?;
     let out = PyDict::new(py);
-    if spec.keep_all {
+    if spec.keep.states() {
         let states = res
             .states
             .iter()
             .map(|seq| PyList::new(py, seq.iter().map(|s| py_exact_vector(py, &fr, s)).collect::<PyResult<Vec<_>>>()?))
             .collect::<PyResult<Vec<_>>>()?;
+        out.set_item("states", PyList::new(py, states)?)?;
+    }
+    if spec.keep.extras() {
         let outputs = res
             .outputs
             .iter()
             .map(|seq| PyList::new(py, seq.iter().map(|o| py_rationals(py, &fr, o)).collect::<PyResult<Vec<_>>>()?))
             .collect::<PyResult<Vec<_>>>()?;
-        out.set_item("states", PyList::new(py, states)?)?;
         out.set_item("outputs", PyList::new(py, outputs)?)?;
     }
     let finals = res.final_states.iter().map(|s| py_exact_vector(py, &fr, s)).collect::<PyResult<Vec<_>>>()?;

@@ -25,7 +25,7 @@ use crate::num::scalar::Scalar;
 use crate::sim::cancel::Control;
 use crate::sim::cells::run::Starts;
 use crate::sim::cells::StackPlan;
-use crate::sim::run::BatchSpec;
+use crate::sim::run::{BatchSpec, Keep};
 use malachite::Rational;
 use std::collections::HashMap;
 
@@ -126,7 +126,7 @@ impl<S: Scalar> CounterPlan<S> {
         let batch = words.len();
         let rep = |v: &Vec<S>| -> Vec<S> { (0..batch).flat_map(|_| v.iter().cloned()).collect() };
         let starts = Starts { h0: Some(self.h0.iter().map(rep).collect()), c0: Some(self.c0.iter().map(rep).collect()) };
-        let spec = BatchSpec { batch, steps, lengths: Some(words.iter().map(Vec::len).collect()), keep_all: false, threads, fma: false };
+        let spec = BatchSpec { batch, steps, lengths: Some(words.iter().map(Vec::len).collect()), keep: Keep::Final, threads, fma: false };
         let res = self.plan.run_batch(&xs, &starts, &spec, ctl)?;
         let top = &res.final_h[res.final_h.len() - 1];
         let hsz = self.plan.top_hidden();

@@ -127,7 +127,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
     let (d, n, o, t_max) = (plan.d, plan.n_in, plan.n_out, spec.steps);
     let up = w.v.up;
     let lens: Vec<usize> = (0..ns).map(|s| spec.length(first + s)).collect();
-    let chunk = ticks_per_flush(spec.keep_all, d * std::mem::size_of::<F>(), t_max);
+    let chunk = ticks_per_flush(spec.keep.states(), d * std::mem::size_of::<F>(), t_max);
     let slots = ring_slots(chunk);
     let kept = Kept::new::<F>(spec.batch, t_max, d);
     let len = ns * up;
@@ -156,7 +156,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
     let mut flush = |ring: &[F::C], t0: usize, t1: usize, out: &mut BlockOut<'_, F>| {
         let ticks: Vec<&[F::C]> = (t0..t1).map(|t| &ring[slot(t + 1) * len..][..len]).collect();
         kept.flush::<F>(out.states, &lens, (t0, t1), up, &ticks);
-        if o > 0 {
+        if o > 0 && spec.keep.extras() {
             for (s, &l) in lens.iter().enumerate() {
                 for (t, h) in (t0..t1.min(l)).zip(&ticks) {
                     store::<F>(&mut row, &h[s * up..s * up + d]);
@@ -186,7 +186,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
                 activate::<F>(plan.activation, &mut row[..d]);
             }
         }
-        if spec.keep_all && (t + 1 - t0 == chunk || t + 1 == longest) {
+        if spec.keep.states() && (t + 1 - t0 == chunk || t + 1 == longest) {
             flush(&ring, t0, t + 1, &mut out);
             t0 = t + 1;
         }
@@ -215,17 +215,17 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     let w = weights_of(plan);
     let xl = lane_inputs(xs);
     let threads = spec.threads.unwrap_or_else(crate::sim::pool::default_threads).max(1);
-    let chunk = ticks_per_flush(spec.keep_all, plan.d * std::mem::size_of::<F>(), spec.steps);
+    let chunk = ticks_per_flush(spec.keep.states(), plan.d * std::mem::size_of::<F>(), spec.steps);
     let per_seq = ring_slots(chunk) * w.v.up * std::mem::size_of::<F::C>();
     let (b, t, d, o) = (spec.batch, spec.steps, plan.d, plan.n_out);
     let block = block_size(b, threads, per_seq);
     let firsts = block_firsts(b, block);
-    let keep = spec.keep_all;
+    let keep = spec.keep.states();
     let mut states = Unfilled::new(if keep { b * t * d } else { 0 });
     let mut res = FloatBatch {
         states: Vec::new(),
         final_states: result_buffer(b * d, F::zero()),
-        outputs: if keep { result_buffer(b * t * o, F::zero()) } else { Vec::new() },
+        outputs: if spec.keep.extras() { result_buffer(b * t * o, F::zero()) } else { Vec::new() },
         final_outputs: result_buffer(b * o, F::zero()),
     };
     let parts = states

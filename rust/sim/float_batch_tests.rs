@@ -4,7 +4,7 @@
 use super::*;
 use crate::net::matrix::RatMatrix;
 use crate::net::simple_rnn::{Linear, SimpleRnn};
-use crate::sim::run::run_batch_float_per_sequence;
+use crate::sim::run::{run_batch_float_per_sequence, Keep};
 use half::{bf16, f16};
 use malachite::Rational;
 
@@ -47,17 +47,34 @@ fn check_with<F: Float>(net: &SimpleRnn, batch: usize, steps: usize, seed: u64, 
     let xs: Vec<F> = (0..batch * steps * plan.n_in).map(|_| F::from_rational(&r.weight())).collect();
     let h0: Vec<F> = (0..batch * plan.d).map(|_| F::from_rational(&r.weight())).collect();
     let lengths: Vec<usize> = (0..batch).map(|_| (r.next() as usize) % (steps + 1)).collect();
-    for (keep_all, lens, start, threads) in [
-        (true, None, None, 1),
-        (true, Some(lengths.clone()), Some(h0.as_slice()), 2),
-        (false, Some(lengths.clone()), None, 3),
-        (false, None, Some(h0.as_slice()), 2),
+    let mut all_states = None;
+    for (keep, lens, start, threads) in [
+        (Keep::All, Some(lengths.clone()), Some(h0.as_slice()), 1),
+        (Keep::States, Some(lengths.clone()), Some(h0.as_slice()), 2),
+        (Keep::Final, Some(lengths.clone()), None, 3),
+        (Keep::States, None, None, 1),
+        (Keep::Final, None, Some(h0.as_slice()), 2),
     ] {
-        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads), fma };
+        let spec = BatchSpec { batch, steps, lengths: lens, keep, threads: Some(threads), fma };
         let want = run_batch_float_per_sequence(&plan, &xs, start, &spec, &Control::new()).unwrap();
         let got = try_lockstep(&plan, &xs, start, &spec, &Control::new()).expect("builtin").unwrap();
         let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
-        let what = format!("{} {:?} batch {batch} steps {steps} keep {keep_all} fma {fma}", F::NAME, net.activation);
+        let what = format!("{} {:?} batch {batch} steps {steps} keep {keep:?} fma {fma}", F::NAME, net.activation);
+        // "states" keeps the states of "all" (same lengths and start) and no outputs
+        let sizes = (got.states.len(), got.outputs.len());
+        match keep {
+            Keep::All => {
+                assert_eq!(sizes, (batch * steps * plan.d, batch * steps * plan.n_out), "{what}");
+                all_states = Some(bits(&got.states));
+            }
+            Keep::States => {
+                assert_eq!(sizes, (batch * steps * plan.d, 0), "{what}");
+                if threads == 2 {
+                    assert_eq!(Some(bits(&got.states)), all_states, "{what}");
+                }
+            }
+            Keep::Final => assert_eq!(sizes, (0, 0), "{what}"),
+        }
         assert_eq!(bits(&got.final_states), bits(&want.final_states), "{what}");
         assert_eq!(bits(&got.states), bits(&want.states), "{what}");
         assert_eq!(bits(&got.outputs), bits(&want.outputs), "{what}");
@@ -83,7 +100,7 @@ fn lockstep_equals_the_per_sequence_engine_bitwise() {
 fn lockstep_stops_on_cancel_and_custom_formats_are_not_lockstep() {
     let nw = net(4, 2, 1, Activation::Tanh, 3);
     let plan = FloatPlan::<f32>::new(&nw);
-    let spec = BatchSpec { batch: 8, steps: 10, lengths: None, keep_all: true, threads: Some(2), fma: false };
+    let spec = BatchSpec { batch: 8, steps: 10, lengths: None, keep: Keep::All, threads: Some(2), fma: false };
     let ctl = Control::new();
     ctl.cancel();
     let xs = vec![0.5f32; 8 * 10 * 2];
@@ -109,7 +126,7 @@ fn many_blocks_per_thread_equal_the_per_sequence_engine() {
     let steps = 3;
     let xs: Vec<f64> = (0..batch * steps * 3).map(|_| f64::from_rational(&r.weight())).collect();
     let lengths: Vec<usize> = (0..batch).map(|_| 1 + (r.next() as usize) % steps).collect();
-    let spec = BatchSpec { batch, steps, lengths: Some(lengths), keep_all: true, threads: Some(1), fma: false };
+    let spec = BatchSpec { batch, steps, lengths: Some(lengths), keep: Keep::All, threads: Some(1), fma: false };
     let want = run_batch_float_per_sequence(&plan, &xs, None, &spec, &Control::new()).unwrap();
     let got = try_lockstep(&plan, &xs, None, &spec, &Control::new()).expect("builtin").unwrap();
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();

@@ -17,14 +17,48 @@ use malachite::Rational;
 use rayon::prelude::*;
 use std::borrow::Borrow;
 
+/// What a batch run keeps of the steps before the last (`keep=` in Python).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// `"all"`: every state, and every output (SimpleRNN) or cell state (LSTM-like top layer)
+    All,
+    /// `"states"`: every state, not the per-step outputs or cell states (PyTorch's
+    /// `output`; half the memory of an LSTM's `"all"`)
+    States,
+    /// `"final"`: only the final states (and outputs, cell states)
+    Final,
+}
+
+impl Keep {
+    /// The Python name's value: "all", "states" or "final".
+    pub fn parse(name: &str) -> SimResult<Keep> {
+        match name {
+            "all" => Ok(Keep::All),
+            "states" => Ok(Keep::States),
+            "final" => Ok(Keep::Final),
+            other => Err(SimError::InvalidInput(vec![format!("keep must be \"all\", \"states\" or \"final\", got {other:?}")])),
+        }
+    }
+
+    /// Every step's state is kept.
+    pub fn states(self) -> bool {
+        self != Keep::Final
+    }
+
+    /// Every step's output (SimpleRNN) or cell state (LSTM-like top layer) is kept.
+    pub fn extras(self) -> bool {
+        self == Keep::All
+    }
+}
+
 /// Shape and options of a batch run.
 #[derive(Debug, Clone)]
 pub struct BatchSpec {
     pub batch: usize,
     pub steps: usize,
     pub lengths: Option<Vec<usize>>,
-    /// keep every state and output (`keep="all"`), or only the final ones (`keep="final"`)
-    pub keep_all: bool,
+    /// what is kept besides the final states (`keep=`, [`Keep`])
+    pub keep: Keep,
     pub threads: Option<usize>,
     /// fused product-sums (`fma=True`): every acc + w·z of the affine maps rounded once
     pub fma: bool,
@@ -131,9 +165,9 @@ struct SeqOut<F> {
 
 fn float_sequence<F: Float>(plan: &FloatPlan<F>, x: &[F], h0: &[F], len: usize, spec: &BatchSpec, ctl: &Control) -> SimResult<SeqOut<F>> {
     let (d, n, o, t_max) = (plan.d, plan.n_in, plan.n_out, spec.steps);
-    let keep = spec.keep_all;
+    let (keep, outs) = (spec.keep.states(), spec.keep.extras());
     let mut states = if keep { vec![F::zero(); t_max * d] } else { Vec::new() };
-    let mut outputs = if keep { vec![F::zero(); t_max * o] } else { Vec::new() };
+    let mut outputs = if outs { vec![F::zero(); t_max * o] } else { Vec::new() };
     let mut h = h0.to_vec();
     let mut next = vec![F::zero(); d];
     let mut y = vec![F::zero(); o];
@@ -145,6 +179,8 @@ fn float_sequence<F: Float>(plan: &FloatPlan<F>, x: &[F], h0: &[F], len: usize, 
         std::mem::swap(&mut h, &mut next);
         if keep {
             states[t * d..(t + 1) * d].copy_from_slice(&h);
+        }
+        if outs {
             plan.output(&h, &mut outputs[t * o..(t + 1) * o], spec.fma);
         }
     }
@@ -207,14 +243,18 @@ fn exact_sequence(plan: &ExactPlan, x: &[Rational], h0: ExactVector, len: usize,
     for t in 0..len {
         ctl.check()?;
         st.step(&x[t * n..(t + 1) * n])?;
-        if spec.keep_all {
+        if spec.keep.states() {
             states.push(st.state.clone());
+        }
+        if spec.keep.extras() {
             outputs.push(plan.output(&st.state));
         }
     }
-    if spec.keep_all {
-        let zero_out = vec![Rational::from(0); plan.readout.as_ref().map_or(0, |r| r.1.len())];
+    if spec.keep.states() {
         states.resize(spec.steps, ExactVector::zeros(plan.d));
+    }
+    if spec.keep.extras() {
+        let zero_out = vec![Rational::from(0); plan.readout.as_ref().map_or(0, |r| r.1.len())];
         outputs.resize(spec.steps, zero_out);
     }
     let y = plan.output(&st.state);
@@ -273,7 +313,7 @@ mod tests {
         let xs: Vec<f32> = (0..bsz * t * 3).map(|i| ((i * 7919) % 13) as f32 / 13.0 - 0.5).collect();
         let lengths: Vec<usize> = (0..bsz).map(|b| (b * 3) % (t + 1)).collect();
         let run = |threads| {
-            let spec = BatchSpec { batch: bsz, steps: t, lengths: Some(lengths.clone()), keep_all: true, threads: Some(threads), fma: false };
+            let spec = BatchSpec { batch: bsz, steps: t, lengths: Some(lengths.clone()), keep: Keep::All, threads: Some(threads), fma: false };
             run_batch_float(&plan, &xs, None, &spec, &Control::new()).unwrap()
         };
         let one = run(1);
@@ -291,7 +331,7 @@ mod tests {
         let plan = ExactPlan::new(&net, 1 << 20).unwrap();
         let (bsz, t) = (6, 12);
         let xs: Vec<Rational> = (0..bsz * t * 2).map(|i| Rational::from((i % 5) as i64 - 2) / Rational::from(3)).collect();
-        let spec = BatchSpec { batch: bsz, steps: t, lengths: None, keep_all: true, threads: Some(2), fma: false };
+        let spec = BatchSpec { batch: bsz, steps: t, lengths: None, keep: Keep::All, threads: Some(2), fma: false };
         let batch = run_batch_exact(&plan, &xs, None, &spec, &Control::new()).unwrap();
         for b in 0..bsz {
             let single = run_exact(&plan, plan.h0.clone(), &xs[b * t * 2..(b + 1) * t * 2], t, &Control::new()).unwrap();
@@ -299,7 +339,7 @@ mod tests {
                        single.states[1..].iter().map(|s| s.to_rationals()).collect::<Vec<_>>());
             assert_eq!(batch.final_outputs[b], single.outputs[t]);
         }
-        let bad = BatchSpec { batch: 2, steps: 3, lengths: Some(vec![4, 1, 9]), keep_all: true, threads: None, fma: false };
+        let bad = BatchSpec { batch: 2, steps: 3, lengths: Some(vec![4, 1, 9]), keep: Keep::All, threads: None, fma: false };
         match bad.validate() {
             Err(SimError::InvalidInput(p)) => assert_eq!(p.len(), 3),
             other => panic!("{other:?}"),

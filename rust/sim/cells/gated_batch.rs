@@ -121,15 +121,16 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
         }
     }
     let top = gated.len() - 1;
-    let (htop, top_cell) = (gated[top].hidden, gated[top].has_cell_state());
+    // the top layer's cell states are kept only with keep="all"
+    let (htop, top_cell) = (gated[top].hidden, gated[top].has_cell_state() && spec.keep.extras());
     let mut out = out;
     let longest = lens.iter().copied().max().unwrap_or(0);
     let shortest = lens.iter().copied().min().unwrap_or(0);
     let mut active = vec![true; ns];
     // kept rows of the top layer, flushed every `chunk` ticks (`block_results`)
     let kept = Kept::new::<F>(spec.batch, t_max, htop);
-    let chunk = ticks_per_flush(spec.keep_all, htop * std::mem::size_of::<F>(), t_max);
-    let kept_len = if spec.keep_all { chunk * ns * htop } else { 0 };
+    let chunk = ticks_per_flush(spec.keep.states(), htop * std::mem::size_of::<F>(), t_max);
+    let kept_len = if spec.keep.states() { chunk * ns * htop } else { 0 };
     let (mut kept_h, mut kept_c) = (vec![F::C::ZERO; kept_len], vec![F::C::ZERO; if top_cell { kept_len } else { 0 }]);
     let mut t0 = 0;
     for t in 0..longest {
@@ -160,7 +161,7 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
                 _ => lstm_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, &mut lb.c, act, added),
             }
         }
-        if spec.keep_all {
+        if spec.keep.states() {
             // the top layer's h (and c) of this tick, kept until the chunk is flushed
             let (lt, i) = (&layers[top], t - t0);
             kept_h[i * ns * htop..(i + 1) * ns * htop].copy_from_slice(&lt.h);
@@ -203,13 +204,13 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         let lanes: Vec<Arc<GatedLanes<F::C>>> = gated.iter().map(|g| lanes_of(g)).collect();
         let xl = lane_inputs(xs);
         let threads = spec.threads.unwrap_or_else(crate::sim::pool::default_threads).max(1);
-        let (htop, top_cell) = (plan.top_hidden(), gated[gated.len() - 1].has_cell_state());
-        let kept = ticks_per_flush(spec.keep_all, htop * std::mem::size_of::<F>(), spec.steps) * htop * if top_cell { 2 } else { 1 };
-        let per_seq = lanes.iter().zip(&gated).map(|(w, g)| (2 + regions(g.kind)) * g.hidden + w.ih.up + w.hh.up).sum::<usize>() + if spec.keep_all { kept } else { 0 };
+        let (htop, top_cell) = (plan.top_hidden(), gated[gated.len() - 1].has_cell_state() && spec.keep.extras());
+        let kept = ticks_per_flush(spec.keep.states(), htop * std::mem::size_of::<F>(), spec.steps) * htop * if top_cell { 2 } else { 1 };
+        let per_seq = lanes.iter().zip(&gated).map(|(w, g)| (2 + regions(g.kind)) * g.hidden + w.ih.up + w.hh.up).sum::<usize>() + if spec.keep.states() { kept } else { 0 };
         let (b, t) = (spec.batch, spec.steps);
         let block = block_size(b, threads, per_seq * std::mem::size_of::<F::C>());
         let firsts = block_firsts(b, block);
-        let keep = spec.keep_all;
+        let keep = spec.keep.states();
         let zero = F::from_lane(F::C::ZERO);
         let mut res = CellBatch {
             states: Vec::new(),

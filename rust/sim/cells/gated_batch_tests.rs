@@ -6,6 +6,7 @@ use super::*;
 use crate::net::cell::Cell;
 use crate::net::parts::{Options, Tensors};
 use crate::net::stacked::Stack;
+use crate::sim::run::Keep;
 use half::{bf16, f16};
 use malachite::Rational;
 
@@ -57,17 +58,34 @@ fn check_with<F: LaneFormat + Scalar>(net: &Stack, batch: usize, steps: usize, s
     let h0: Vec<Vec<F>> = plan.layers.iter().map(|l| r.vals(batch * l.hidden()).iter().map(<F as Scalar>::from_rational).collect()).collect();
     let starts = Starts { h0: Some(h0.clone()), c0: Some(h0) };
     let lengths: Vec<usize> = (0..batch).map(|_| (r.next() as usize) % (steps + 1)).collect();
-    for (keep_all, lens, st, threads) in [
-        (true, None, Starts { h0: None, c0: None }, 1),
-        (true, Some(lengths.clone()), starts.clone(), 2),
-        (false, Some(lengths.clone()), Starts { h0: None, c0: None }, 3),
-        (false, None, starts.clone(), 2),
+    let top_cell = plan.layers[plan.layers.len() - 1].has_cell_state();
+    let mut all_states = None;
+    for (keep, lens, st, threads) in [
+        (Keep::All, Some(lengths.clone()), starts.clone(), 1),
+        (Keep::States, Some(lengths.clone()), starts.clone(), 2),
+        (Keep::All, None, Starts { h0: None, c0: None }, 1),
+        (Keep::Final, Some(lengths.clone()), Starts { h0: None, c0: None }, 3),
+        (Keep::Final, None, starts.clone(), 2),
     ] {
-        let spec = BatchSpec { batch, steps, lengths: lens, keep_all, threads: Some(threads), fma };
+        let spec = BatchSpec { batch, steps, lengths: lens, keep, threads: Some(threads), fma };
         let want = plan.run_batch_per_sequence(&xs, &st, &spec, &Control::new()).unwrap();
         let got = try_lockstep(&plan, &xs, &st, &spec, &Control::new()).expect("gated, builtin").unwrap();
         let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
-        let what = format!("{} {} batch {batch} steps {steps} keep {keep_all} fma {fma}", F::NAME, net.label);
+        let what = format!("{} {} batch {batch} steps {steps} keep {keep:?} fma {fma}", F::NAME, net.label);
+        // "states" keeps the states of "all" (same lengths and starts) and no cells
+        let (kept, cells) = (batch * steps * plan.top_hidden(), if top_cell { batch * steps * plan.top_hidden() } else { 0 });
+        match keep {
+            Keep::All if threads == 1 && st.h0.is_some() => {
+                assert_eq!((got.states.len(), got.cells.len()), (kept, cells), "{what}");
+                all_states = Some(bits(&got.states));
+            }
+            Keep::All => {}
+            Keep::States => {
+                assert_eq!((got.states.len(), got.cells.len()), (kept, 0), "{what}");
+                assert_eq!(Some(bits(&got.states)), all_states, "{what}");
+            }
+            Keep::Final => assert_eq!((got.states.len(), got.cells.len()), (0, 0), "{what}"),
+        }
         assert_eq!(bits(&got.states), bits(&want.states), "{what}");
         assert_eq!(bits(&got.cells), bits(&want.cells), "{what}");
         for l in 0..plan.layers.len() {
@@ -105,7 +123,7 @@ fn non_gated_stacks_and_custom_formats_are_not_lockstep() {
     use crate::num::custom_float::{with_format, Custom};
     use crate::num::custom_format::CustomFormat;
     let net = Stack::new("lstm", vec![gated("lstm", 2, 1, 1, &[])]).unwrap();
-    let spec = BatchSpec { batch: 2, steps: 3, lengths: None, keep_all: true, threads: Some(1), fma: false };
+    let spec = BatchSpec { batch: 2, steps: 3, lengths: None, keep: Keep::All, threads: Some(1), fma: false };
     with_format(CustomFormat::new(10, 5).unwrap(), || {
         let p = StackPlan::<Custom>::new(&net).unwrap();
         let xs = vec![Custom::one(); 6];
@@ -131,8 +149,8 @@ fn many_blocks_per_thread_and_lengths_that_all_pass_the_first_ticks() {
     let xs: Vec<f64> = r.vals(batch * steps * 3).iter().map(<f64 as Scalar>::from_rational).collect();
     let lengths: Vec<usize> = (0..batch).map(|_| 3 + (r.next() as usize) % 4).collect();
     let none = Starts { h0: None, c0: None };
-    for keep_all in [true, false] {
-        let spec = BatchSpec { batch, steps, lengths: Some(lengths.clone()), keep_all, threads: Some(1), fma: false };
+    for keep in [Keep::All, Keep::States, Keep::Final] {
+        let spec = BatchSpec { batch, steps, lengths: Some(lengths.clone()), keep, threads: Some(1), fma: false };
         let want = plan.run_batch_per_sequence(&xs, &none, &spec, &Control::new()).unwrap();
         let got = try_lockstep(&plan, &xs, &none, &spec, &Control::new()).expect("gated").unwrap();
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();

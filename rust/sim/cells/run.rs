@@ -11,7 +11,7 @@ use crate::num::scalar::Scalar;
 use crate::sim::cancel::Control;
 use crate::sim::cells::StackPlan;
 use crate::sim::pool::with_pool;
-use crate::sim::run::BatchSpec;
+use crate::sim::run::{BatchSpec, Keep};
 use rayon::prelude::*;
 
 /// Start states given by the caller, per layer, flat (B, H_l); None: the layer's default.
@@ -22,7 +22,7 @@ pub struct Starts<S> {
 }
 
 /// Results of a batch: the top layer's states h_1..h_T (B, T, H) and, when it has one, its
-/// cell states c_1..c_T (B, T, H) (both empty with keep="final"); every layer's final h and c
+/// cell states c_1..c_T (B, T, H) (both empty with keep="final", the cells with keep="states"); every layer's final h and c
 /// (flat (B, H_l); `final_c[l]` is None for layers without a cell state).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellBatch<S> {
@@ -79,16 +79,16 @@ impl<S: Scalar> StackPlan<S> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn sequence(&self, x: &[S], mut states: Vec<Vec<S>>, len: usize, steps: usize, keep_all: bool, fma: bool, ctl: &Control) -> SimResult<SeqOut<S>> {
+    fn sequence(&self, x: &[S], mut states: Vec<Vec<S>>, len: usize, steps: usize, keep: Keep, fma: bool, ctl: &Control) -> SimResult<SeqOut<S>> {
         let n = self.input;
         let top = self.layers.len() - 1;
         let hsz = self.top_hidden();
         let top_cell = self.layers[top].has_cell_state();
         let mut out = Vec::new();
         let mut cells = Vec::new();
-        if keep_all {
+        if keep.states() {
             out = vec![S::zero(); steps * hsz];
-            if top_cell {
+            if top_cell && keep.extras() {
                 cells = vec![S::zero(); steps * hsz];
             }
         }
@@ -103,9 +103,9 @@ impl<S: Scalar> StackPlan<S> {
                 layer.step(&rest[0], input, &mut next[l], &mut scratch[l], fma);
                 std::mem::swap(&mut rest[0], &mut next[l]);
             }
-            if keep_all {
+            if keep.states() {
                 out[t * hsz..(t + 1) * hsz].clone_from_slice(&states[top][..hsz]);
-                if top_cell {
+                if top_cell && keep.extras() {
                     cells[t * hsz..(t + 1) * hsz].clone_from_slice(&states[top][hsz..2 * hsz]);
                 }
             }
@@ -124,7 +124,7 @@ impl<S: Scalar> StackPlan<S> {
         let mut states = top[..hsz].to_vec();
         let top_cell = self.layers[self.layers.len() - 1].has_cell_state();
         let mut cells = if top_cell { top[hsz..2 * hsz].to_vec() } else { Vec::new() };
-        let seq = self.sequence(x, init, steps, steps, true, fma, ctl)?;
+        let seq = self.sequence(x, init, steps, steps, Keep::All, fma, ctl)?;
         states.extend(seq.states);
         cells.extend(seq.cells);
         Ok((states, cells, seq.last))
@@ -148,7 +148,7 @@ impl<S: Scalar> StackPlan<S> {
             (0..spec.batch)
                 .into_par_iter()
                 .map(|b| {
-                    let r = self.sequence(&xs[b * per..(b + 1) * per], self.starts_of(starts, b), spec.length(b), spec.steps, spec.keep_all, spec.fma, ctl);
+                    let r = self.sequence(&xs[b * per..(b + 1) * per], self.starts_of(starts, b), spec.length(b), spec.steps, spec.keep, spec.fma, ctl);
                     ctl.advance(1);
                     r
                 })

@@ -9,7 +9,7 @@ use crate::net::parts::{Options, Tensors};
 use crate::net::stacked::Stack;
 use crate::sim::cancel::Control;
 use crate::sim::exact_engine::{ExactPlan, DEFAULT_MAX_BITS};
-use crate::sim::run::{run_exact, BatchSpec};
+use crate::sim::run::{run_exact, BatchSpec, Keep};
 use malachite::Rational;
 
 fn q(n: i64, d: i64) -> Rational {
@@ -112,7 +112,7 @@ fn batch_is_bitwise_identical_for_any_thread_count() {
     let xs: Vec<f32> = (0..b * t * 3).map(|i| ((i * 7919) % 13) as f32 / 13.0 - 0.5).collect();
     let lengths: Vec<usize> = (0..b).map(|i| (i * 5) % (t + 1)).collect();
     let run = |threads| {
-        let spec = BatchSpec { batch: b, steps: t, lengths: Some(lengths.clone()), keep_all: true, threads: Some(threads), fma: false };
+        let spec = BatchSpec { batch: b, steps: t, lengths: Some(lengths.clone()), keep: Keep::All, threads: Some(threads), fma: false };
         plan.run_batch(&xs, &Starts::default(), &spec, &Control::new()).unwrap()
     };
     let one = run(1);
