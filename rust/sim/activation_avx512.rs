@@ -307,6 +307,19 @@ mod timing {
                 ns = ns.min(t0.elapsed().as_secs_f64() * 1e9 / (100.0 * 4096.0));
             }
             eprintln!("{name}: {ns:.3} ns/value");
+            // latency: each call on 16 values takes the previous call's results (what a
+            // batch-1 LSTM step waits for twice: the gates, then tanh(c))
+            let mut v: Vec<f32> = xs[..16].to_vec();
+            let mut lat = f64::INFINITY;
+            for _ in 0..30 {
+                let t0 = std::time::Instant::now();
+                for _ in 0..1000 {
+                    f(&mut v);
+                    v.iter_mut().for_each(|x| *x = 3.0 * *x - 1.0);
+                }
+                lat = lat.min(t0.elapsed().as_secs_f64() * 1e9 / 1000.0);
+            }
+            eprintln!("{name}: {lat:.1} ns per dependent call of 16 values");
         }
     }
 }

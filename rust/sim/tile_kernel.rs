@@ -151,8 +151,9 @@ pub fn affine<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize,
 /// of `out`; region r holds unit u of sequence s at r·ns·hsz + s·hsz + u
 /// (`cells::gated_pointwise`).
 pub struct GateSplit<'a, C> {
-    /// the rows (stride up) added in front of each sum that goes to a region
+    /// the rows (stride `addend_ld`, ≥ up) added in front of each sum that goes to a region
     pub addend: &'a [C],
+    pub addend_ld: usize,
     pub pre: &'a mut [C],
     pub hsz: usize,
     pub region: [Option<usize>; 5],
@@ -169,7 +170,7 @@ pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: 
     let units = terms.first().map_or(0, |t| t.w.units);
     let regions = split.region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
     assert!(out.len() >= ns * up && terms.iter().all(|t| t.w.up == up && t.w.pw == terms[0].w.pw && t.w.units == units));
-    assert!(hsz > 0 && units <= 5 * hsz && split.addend.len() >= ns * up && split.pre.len() >= regions * ns * hsz);
+    assert!(hsz > 0 && units <= 5 * hsz && split.addend_ld >= up && split.addend.len() >= ns.saturating_sub(1) * split.addend_ld + up && split.pre.len() >= regions * ns * hsz);
     if ns == 0 || terms.is_empty() {
         return false;
     }

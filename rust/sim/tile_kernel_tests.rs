@@ -114,13 +114,15 @@ fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, 
     let z: Vec<F::C> = (0..ns * (k + 1)).map(|_| next()).collect();
     let mut bias: Vec<F::C> = (0..units).map(|_| next()).collect();
     bias.resize(up, F::C::default());
-    let addend: Vec<F::C> = (0..ns * up).map(|_| next()).collect();
+    // the addend rows further apart than `up` (hoisted input rows: several ticks per sequence)
+    let ald = 3 * up + 5;
+    let addend: Vec<F::C> = (0..ns * ald).map(|_| next()).collect();
     let terms = [Term { w: &p, z: &z, ldz: k + 1 }];
     let regions = region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
     let mut want_out = vec![F::C::default(); ns * up];
     affine::<F>(&bias, &terms, ns, &mut want_out, fma);
     let (mut out, mut pre) = (vec![F::C::default(); ns * up], vec![F::C::default(); regions * ns * hsz]);
-    let split = GateSplit { addend: &addend, pre: &mut pre, hsz, region };
+    let split = GateSplit { addend: &addend, addend_ld: ald, pre: &mut pre, hsz, region };
     if !affine_gates::<F>(&bias, &terms, ns, &mut out, split, fma) {
         // declined: a vector would hold two gates, the native f16 tile, fused bf16 (portable
         // loops), or no AVX-512
@@ -135,7 +137,7 @@ fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, 
             let (g, u) = (i / hsz, i % hsz);
             match region[g] {
                 Some(r) => {
-                    let want = F::add_l(addend[si * up + i], want_out[si * up + i]);
+                    let want = F::add_l(addend[si * ald + i], want_out[si * up + i]);
                     assert_eq!(bits(pre[r * ns * hsz + si * hsz + u]), bits(want), "{} hsz {hsz} k {k} ns {ns} seq {si} unit {i}", F::NAME);
                 }
                 None => assert_eq!(bits(out[si * up + i]), bits(want_out[si * up + i]), "{} row unit {i}", F::NAME),

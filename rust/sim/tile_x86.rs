@@ -192,10 +192,11 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: 
 }
 
 /// The gate split of the last pass (`tile_kernel::affine_gates`): for units in a gate
-/// block with a region, pre[region·ns·hsz + s·hsz + u] = addend[s·up + unit] + sum.
+/// block with a region, pre[region·ns·hsz + s·hsz + u] = addend[s·addend_ld + unit] + sum.
 #[derive(Clone, Copy)]
 pub(super) struct GateStore<C> {
     pub addend: *const C,
+    pub addend_ld: usize,
     pub pre: *mut C,
     pub hsz: usize,
     pub units: usize,
@@ -245,7 +246,7 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                 let row = Dest { ptr: ap.add(i0), ld: up, add: std::ptr::null(), ld_add: 0 };
                 match gates {
                     Some(g) if end == total && i0 < g.units => match g.region[i0 / g.hsz] {
-                        Some(reg) => Dest { ptr: g.pre.add(reg * ns * g.hsz + i0 % g.hsz), ld: g.hsz, add: g.addend.add(i0), ld_add: up },
+                        Some(reg) => Dest { ptr: g.pre.add(reg * ns * g.hsz + i0 % g.hsz), ld: g.hsz, add: g.addend.add(i0), ld_add: g.addend_ld },
                         None => row,
                     },
                     _ => row,
@@ -334,7 +335,7 @@ pub(super) fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::
     if !has_avx512() || pw % super::lanes_of::<F::C>() != 0 || pw > 2 * super::lanes_of::<F::C>() || terms.len() > MAX_TERMS {
         return None;
     }
-    let store = gates.map(|g| GateStore { addend: g.addend.as_ptr(), pre: g.pre.as_mut_ptr(), hsz: g.hsz, units: terms[0].w.units, region: g.region });
+    let store = gates.map(|g| GateStore { addend: g.addend.as_ptr(), addend_ld: g.addend_ld, pre: g.pre.as_mut_ptr(), hsz: g.hsz, units: terms[0].w.units, region: g.region });
     // SAFETY: the CPU has the features drive_avx512 is compiled for; the slices were
     // checked to cover every row and column the tiles touch (`super::affine`,
     // `super::accumulate`, `super::affine_gates`).
@@ -358,7 +359,7 @@ where
     for (dst, src) in t.iter_mut().zip(terms) {
         *dst = (cast(src.w), cast_slice(src.z), src.ldz);
     }
-    let gates = gates.map(|g| GateStore { addend: g.addend.cast::<O::C>(), pre: g.pre.cast::<O::C>(), hsz: g.hsz, units: g.units, region: g.region });
+    let gates = gates.map(|g| GateStore { addend: g.addend.cast::<O::C>(), addend_ld: g.addend_ld, pre: g.pre.cast::<O::C>(), hsz: g.hsz, units: g.units, region: g.region });
     drive_avx512::<O>(bias.map(cast_slice), &t[..terms.len()], ns, cast_mut(acc), gates, fma)
 }
 

@@ -5,7 +5,8 @@
 //! Per layer and tick, the two affine maps of `gated` (gi = b_ih + W_ih x_t and
 //! gh = b_hh + W_hh h_{t−1}, each row in `DenseAffine`'s order: bias, then + w_rk·z_k for k
 //! ascending, every operation rounded) are computed for the whole block by the register-
-//! tiled `tile_kernel` (the stacked gate matrices packed once per plan, transposed so that
+//! tiled `tile_kernel` (layer 0's gi, which needs no state, for up to 256 ticks at a time
+//! in small blocks: `hoisted_ticks`) (the stacked gate matrices packed once per plan, transposed so that
 //! the gate rows are the SIMD dimension; layer 0 reads the rows x_t of the batch's inputs
 //! in place, `block_io`), then the elementwise part of `gated` runs for the whole block
 //! (`gated_pointwise`: each activation one call over the block, straight update loops)
@@ -72,6 +73,17 @@ fn lanes_of<F: LaneFormat + Scalar>(g: &GatedPlan<F>) -> Arc<GatedLanes<F::C>> {
     any.downcast::<GatedLanes<F::C>>().expect("the cached weights have the plan's lane type")
 }
 
+/// Ticks of layer-0 input rows per pass (`run_block`): a small block computes
+/// gi = b_ih + W_ih x_t of up to this many ticks in one affine pass per sequence (its input
+/// rows are consecutive, so they are the rows of one map: tiles of MR ticks instead of a
+/// pass of `ns` rows per tick; same operations per row, same bits). 1 (per tick) unless at
+/// least 4 ticks of the block's rows fit in 64 KiB.
+fn hoisted_ticks(ns: usize, up: usize, lane_bytes: usize, steps: usize) -> usize {
+    const BYTES: usize = 64 * 1024;
+    let ticks = (BYTES / (ns * up * lane_bytes).max(1)).min(256).min(steps);
+    if ticks >= 4 { ticks } else { 1 }
+}
+
 /// One layer's block state and scratch.
 struct LayerBlock<C> {
     /// h rows (ns × H) and c rows (ns × H, LSTMs)
@@ -132,6 +144,8 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
     let chunk = ticks_per_flush(spec.keep.states(), htop * std::mem::size_of::<F>(), t_max);
     let kept_len = if spec.keep.states() { chunk * ns * htop } else { 0 };
     let (mut kept_h, mut kept_c) = (vec![F::C::ZERO; kept_len], vec![F::C::ZERO; if top_cell { kept_len } else { 0 }]);
+    let hoist = hoisted_ticks(ns, lanes[0].ih.up, std::mem::size_of::<F::C>(), longest);
+    let mut gi0 = vec![F::C::ZERO; if hoist > 1 { ns * hoist * lanes[0].ih.up } else { 0 }];
     let mut t0 = 0;
     for t in 0..longest {
         ctl.check()?;
@@ -146,16 +160,32 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             let (g, w) = (gated[l], &lanes[l]);
             let (below, rest) = layers.split_at_mut(l);
             let lb = &mut rest[0];
-            let (input, ldz) = if l == 0 { (&xl[(first * t_max + t) * n..], t_max * n) } else { (&below[l - 1].h[..], gated[l - 1].hidden) };
-            affine::<F>(&w.b_ih, &[Term { w: &w.ih, z: input, ldz }], ns, &mut lb.gi, spec.fma);
+            // gi = b_ih + W_ih x: sequence s's row at gi[s·gi_ld]
+            let (gi, gi_ld): (&[F::C], usize) = if l == 0 && hoist > 1 {
+                // layer 0, a small block: the rows of `hoist` ticks per pass, each
+                // sequence's consecutive inputs (n apart) as the rows of one affine map
+                let up = w.ih.up;
+                if t % hoist == 0 {
+                    let rows = hoist.min(longest - t);
+                    for s in 0..ns {
+                        let z = &xl[((first + s) * t_max + t) * n..];
+                        affine::<F>(&w.b_ih, &[Term { w: &w.ih, z, ldz: n }], rows, &mut gi0[s * hoist * up..], spec.fma);
+                    }
+                }
+                (&gi0[(t % hoist) * up..], hoist * up)
+            } else {
+                let (input, ldz) = if l == 0 { (&xl[(first * t_max + t) * n..], t_max * n) } else { (&below[l - 1].h[..], gated[l - 1].hidden) };
+                affine::<F>(&w.b_ih, &[Term { w: &w.ih, z: input, ldz }], ns, &mut lb.gi, spec.fma);
+                (&lb.gi[..], w.ih.up)
+            };
             // gh = b_hh + W_hh h, its gates added to gi straight into `pre` where the tiles can
             let hh = [Term { w: &w.hh, z: &lb.h, ldz: g.hidden }];
-            let split = GateSplit { addend: &lb.gi, pre: &mut lb.pre, hsz: g.hidden, region: gate_regions(g.kind) };
+            let split = GateSplit { addend: gi, addend_ld: gi_ld, pre: &mut lb.pre, hsz: g.hidden, region: gate_regions(g.kind) };
             let added = affine_gates::<F>(&w.b_hh, &hh, ns, &mut lb.gh, split, spec.fma);
             if !added {
                 affine::<F>(&w.b_hh, &hh, ns, &mut lb.gh, spec.fma);
             }
-            let rows = GateRows { ns, gi: &lb.gi, stride_i: w.ih.up, gh: &lb.gh, stride_h: w.hh.up };
+            let rows = GateRows { ns, gi, stride_i: gi_ld, gh: &lb.gh, stride_h: w.hh.up };
             match g.kind {
                 GatedKind::Gru => gru_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, act, added),
                 _ => lstm_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, &mut lb.c, act, added),

@@ -194,3 +194,21 @@ fn gates_split_by_the_tiles_over_several_passes_equal_the_per_sequence_engine() 
         }
     }
 }
+
+#[test]
+fn input_rows_hoisted_over_several_passes_equal_the_per_sequence_engine() {
+    // small blocks compute layer 0's gi for up to 256 ticks per pass (`hoisted_ticks`):
+    // 600 ticks are three passes, the last a partial one, with ragged lengths; hidden 16
+    // (the gates split by the tiles) and 5 (added afterwards); a stack, so layer 1 reads h
+    assert_eq!(hoisted_ticks(1, 64, 4, 600), 256);
+    assert_eq!(hoisted_ticks(3, 64, 8, 600), 42);
+    assert_eq!(hoisted_ticks(1024, 64, 4, 600), 1);
+    for kind in ["lstm", "gru"] {
+        let one = Stack::new(kind, vec![gated(kind, 16, 3, 21, &[])]).unwrap();
+        let two = Stack::new("stacked", vec![gated(kind, 5, 3, 22, &[]), gated("lstm", 16, 5, 23, &[])]).unwrap();
+        for net in [one, two] {
+            all_formats(&net, 1, 600, 70);
+            all_formats(&net, 3, 600, 71);
+        }
+    }
+}
