@@ -67,6 +67,16 @@ fn check_affine<F: LaneFormat>(ks: &[usize], units: usize, ns: usize, nr: usize,
     }
 }
 
+/// `f::<F>(args)` for every builtin format F (f32, f64, bf16, f16).
+macro_rules! every_format {
+    ($f:ident($($arg:expr),*)) => {
+        $f::<f32>($($arg),*);
+        $f::<f64>($($arg),*);
+        $f::<bf16>($($arg),*);
+        $f::<f16>($($arg),*);
+    };
+}
+
 #[test]
 fn affine_equals_the_bias_then_each_term_in_order_bit_for_bit() {
     // terms empty, short, spanning the KC passes (7 + 300: the pass boundary inside the
@@ -75,10 +85,7 @@ fn affine_equals_the_bias_then_each_term_in_order_bit_for_bit() {
     for &(ks, units, ns) in cases {
         for nr in [1, 2] {
             for fma in [false, true] {
-                check_affine::<f32>(ks, units, ns, nr, fma);
-                check_affine::<f64>(ks, units, ns, nr, fma);
-                check_affine::<bf16>(ks, units, ns, nr, fma);
-                check_affine::<f16>(ks, units, ns, nr, fma);
+                every_format!(check_affine(ks, units, ns, nr, fma));
             }
         }
     }
@@ -89,10 +96,7 @@ fn tiles_equal_the_sequential_definition_bit_for_bit() {
     for &(k, units, ns) in &[(1, 1, 1), (5, 16, 8), (20, 16, 9), (300, 40, 13), (7, 33, 3), (260, 64, 17), (3, 8, 1)] {
         for nr in [1, 2] {
             for fma in [false, true] {
-                check::<f32>(k, units, ns, nr, fma);
-                check::<f64>(k, units, ns, nr, fma);
-                check::<bf16>(k, units, ns, nr, fma);
-                check::<f16>(k, units, ns, nr, fma);
+                every_format!(check(k, units, ns, nr, fma));
             }
         }
     }
@@ -156,10 +160,7 @@ fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
     for &(hsz, k, ns) in &[(16, 20, 9), (8, 7, 3), (32, 300, 10), (16, 300, 17), (5, 4, 4)] {
         for region in [lstm, gru, doubling] {
             for fma in [false, true] {
-                check_gates::<f32>(hsz, region, k, ns, fma);
-                check_gates::<f64>(hsz, region, k, ns, fma);
-                check_gates::<bf16>(hsz, region, k, ns, fma);
-                check_gates::<f16>(hsz, region, k, ns, fma);
+                every_format!(check_gates(hsz, region, k, ns, fma));
             }
         }
     }
