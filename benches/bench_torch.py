@@ -125,6 +125,7 @@ def main() -> None:
     ap.add_argument("--dtypes", default="f32,f64",
                     help="comma-separated formats among f32,f64,f16,bf16, each optionally +fma (default f32,f64)")
     ap.add_argument("--max-hidden", type=int, default=0, help="skip the shapes with a larger hidden size")
+    ap.add_argument("--min-hidden", type=int, default=0, help="skip the shapes with a smaller hidden size")
     ap.add_argument("--ghz", type=float, default=0.0,
                     help="clock for the peak FLOP rate (default: /proc/cpuinfo's; a VM may report a nominal "
                          "clock below the one its cores sustain)")
@@ -152,7 +153,7 @@ def main() -> None:
         for i, shape in enumerate(SHAPES):
             B, T, H, I = shape
             t_run = max(3, T_RUN[shape] // 20) if args.quick else T_RUN[shape]
-            if args.max_hidden and H > args.max_hidden:
+            if (args.max_hidden and H > args.max_hidden) or H < args.min_hidden:
                 continue
             if args.quick:
                 B = min(B, 64)

@@ -200,12 +200,16 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
 }
 
 /// Sequences per block: the batch split evenly over the threads, then into more blocks
-/// (a multiple of the thread count) while a block's working buffers exceed `budget` bytes.
-pub fn block_size(batch: usize, threads: usize, bytes_per_seq: usize) -> usize {
+/// (a multiple of the thread count) while a block's working buffers exceed 1 MiB (so that
+/// they stay in L2) or the packed weights, whichever is larger: every block streams all the
+/// weights once per tick, so when they are the larger part (hidden 1024: 4–19 MB) a block
+/// as large as the weights costs less than more passes over them.
+pub fn block_size(batch: usize, threads: usize, bytes_per_seq: usize, weight_bytes: usize) -> usize {
     const BUDGET: usize = 1 << 20;
     let threads = threads.max(1);
     let per_thread = batch.div_ceil(threads).max(1);
-    let splits = (per_thread * bytes_per_seq).div_ceil(BUDGET).max(1);
+    let budget = BUDGET.max(weight_bytes);
+    let splits = (per_thread * bytes_per_seq).div_ceil(budget).max(1);
     per_thread.div_ceil(splits).max(1)
 }
 
@@ -218,7 +222,7 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     let chunk = ticks_per_flush(spec.keep.states(), plan.d * std::mem::size_of::<F>(), spec.steps);
     let per_seq = ring_slots(chunk) * w.v.up * std::mem::size_of::<F::C>();
     let (b, t, d, o) = (spec.batch, spec.steps, plan.d, plan.n_out);
-    let block = block_size(b, threads, per_seq);
+    let block = block_size(b, threads, per_seq, w.wx.bytes() + w.v.bytes());
     let firsts = block_firsts(b, block);
     let keep = spec.keep.states();
     let mut states = Unfilled::new(if keep { b * t * d } else { 0 });

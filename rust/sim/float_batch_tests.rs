@@ -116,7 +116,7 @@ fn many_blocks_per_thread_equal_the_per_sequence_engine() {
     // 2100 sequences of hidden 64 in f64 exceed the block budget: several blocks on one thread
     let nw = net(64, 3, 2, Activation::Tanh, 12);
     let batch = 2100;
-    assert!(block_size(batch, 1, 2 * 64 * 8) < batch, "the test needs several blocks");
+    assert!(block_size(batch, 1, 2 * 64 * 8, 0) < batch, "the test needs several blocks");
     let plan = FloatPlan::<f64>::new(&nw);
     let mut r = Lcg(5);
     let steps = 3;

@@ -95,6 +95,11 @@ impl<C: Copy + Default> Packed<C> {
         let nr = if units > lanes_of::<C>() { 2 } else { 1 };
         Self::new(wt, k, units, nr)
     }
+
+    /// Bytes of the packed weights.
+    pub fn bytes(&self) -> usize {
+        self.k * self.up * std::mem::size_of::<C>()
+    }
 }
 
 /// One product term of an affine map: Wᵀ packed, and the z rows it multiplies (`ns` rows

@@ -102,6 +102,20 @@ fn tiles_equal_the_sequential_definition_bit_for_bit() {
     }
 }
 
+/// Weights above 1 MiB take the prefetching path (`tile_x86::Prefetch`: the tiles fetch
+/// the next panel's slice, or the next pass's first one, as they run): the same bits.
+#[test]
+fn streamed_weights_give_the_same_bits() {
+    // 610·512 f32 = 1.2 MiB in three passes; two terms 300 + 420 (1.4 MiB), passes that
+    // span both; f64 at half the k
+    for fma in [false, true] {
+        check::<f32>(610, 512, 11, 2, fma);
+        check_affine::<f32>(&[300, 420], 512, 9, 2, fma);
+        check::<f64>(305, 512, 10, 2, fma);
+        check_affine::<f64>(&[150, 210], 512, 3, 1, fma);
+    }
+}
+
 /// `affine_gates` against `affine` then pre[region][s][u] = addend + sum for the gates with
 /// a region (the rest left as rows of `out`), bit for bit.
 fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, ns: usize, fma: bool) {
@@ -222,5 +236,29 @@ fn fused_bf16_keeps_the_zero_sign_of_tiny_products_and_cancels_huge_ones() {
         for (i, &g) in got.iter().enumerate().filter(|(i, _)| i % packed.up < units) {
             assert_eq!(bf16::from_lane(g).to_bits(), want.to_bits(), "w {w} z {z} acc {acc}: element {i}");
         }
+    }
+}
+
+/// Tile rates (f32, fused) at the shapes of `benches/bench_torch.py`'s layers, best of 20:
+/// `cargo test --release --lib tile_rates -- --ignored --nocapture`. Nothing asserted (the
+/// machine is shared); the last two shapes' weights (12 and 19 MB) are streamed from L3
+/// with prefetching (`tile_x86::Prefetch`).
+#[test]
+#[ignore]
+fn tile_rates() {
+    // (k, units, sequences): GRU/LSTM hidden 64, RNN/LSTM hidden 256, RNN/GRU/LSTM hidden 1024
+    for (k, units, ns) in [(64usize, 256usize, 280usize), (320, 256, 256), (320, 1024, 256), (1152, 1024, 64), (1152, 3072, 64), (1152, 4096, 64)] {
+        let wt: Vec<f32> = (0..k * units).map(|i| ((i % 17) as f32 - 8.0) / 64.0).collect();
+        let packed = Packed::for_units(&wt, k, units);
+        let z: Vec<f32> = (0..ns * k).map(|i| ((i % 13) as f32 - 6.0) / 32.0).collect();
+        let bias: Vec<f32> = vec![0.25; packed.up];
+        let mut out = vec![0f32; ns * packed.up];
+        let mut best = f64::INFINITY;
+        for _ in 0..20 {
+            let t0 = std::time::Instant::now();
+            affine::<f32>(&bias, &[Term { w: &packed, z: &z, ldz: k }], ns, &mut out, true);
+            best = best.min(t0.elapsed().as_secs_f64());
+        }
+        eprintln!("k {k} units {units} sequences {ns}: {:.1} G flop/s", 2.0 * (k * units * ns) as f64 / best / 1e9);
     }
 }

@@ -140,7 +140,7 @@ pub(super) struct Dest<C> {
 /// every segment in order (k ascending), fused when `FUSED`; stored to `dest`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: &[Seg<O::C>], pw: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize, dest: &[Dest<O::C>; N]) {
+unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: &[Seg<O::C>], pw: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize, dest: &[Dest<O::C>; N], mut pf: Prefetch) {
     let mut a: [[O::V; N]; M] = [[O::splat(acc); N]; M];
     if init.is_null() {
         for (s, row) in a.iter_mut().enumerate() {
@@ -158,29 +158,37 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: 
     for seg in segs {
         let (panel, ldz) = (seg.panel, seg.ldz);
         let z = seg.z.add(s0 * ldz);
-        for k in seg.k0..seg.k1 {
-            let wp = panel.add(k * pw);
-            let mut w: [O::V; N] = [O::splat(wp); N];
-            for (r, v) in w.iter_mut().enumerate() {
-                *v = O::load(wp.add(r * O::L));
-            }
-            for (s, row) in a.iter_mut().enumerate() {
-                let zp = z.add(s * ldz + k);
-                if FUSED {
-                    for (x, &wv) in row.iter_mut().zip(w.iter()) {
-                        *x = O::fma_splat(*x, wv, zp);
-                    }
-                } else if O::SPLAT_IN_MUL {
-                    for (x, &wv) in row.iter_mut().zip(w.iter()) {
-                        *x = O::add(*x, O::mul_splat(wv, zp));
-                    }
-                } else {
-                    let zb = O::splat(zp);
-                    for (x, &wv) in row.iter_mut().zip(w.iter()) {
-                        *x = O::add(*x, O::mul(wv, zb));
+        // k in chunks of PF_CHUNK, the prefetch bookkeeping once per chunk (out of the
+        // register-bound inner loop)
+        let mut c0 = seg.k0;
+        while c0 < seg.k1 {
+            pf.tick();
+            let c1 = (c0 + PF_CHUNK).min(seg.k1);
+            for k in c0..c1 {
+                let wp = panel.add(k * pw);
+                let mut w: [O::V; N] = [O::splat(wp); N];
+                for (r, v) in w.iter_mut().enumerate() {
+                    *v = O::load(wp.add(r * O::L));
+                }
+                for (s, row) in a.iter_mut().enumerate() {
+                    let zp = z.add(s * ldz + k);
+                    if FUSED {
+                        for (x, &wv) in row.iter_mut().zip(w.iter()) {
+                            *x = O::fma_splat(*x, wv, zp);
+                        }
+                    } else if O::SPLAT_IN_MUL {
+                        for (x, &wv) in row.iter_mut().zip(w.iter()) {
+                            *x = O::add(*x, O::mul_splat(wv, zp));
+                        }
+                    } else {
+                        let zb = O::splat(zp);
+                        for (x, &wv) in row.iter_mut().zip(w.iter()) {
+                            *x = O::add(*x, O::mul(wv, zb));
+                        }
                     }
                 }
             }
+            c0 = c1;
         }
     }
     for (s, row) in a.iter().enumerate() {
@@ -203,6 +211,115 @@ pub(super) struct GateStore<C> {
     pub region: [Option<usize>; 5],
 }
 
+/// Values of k per prefetch step of a tile.
+const PF_CHUNK: usize = 8;
+
+/// Packed weights above this size are taken to live in L3 rather than L2 (the tiles then
+/// prefetch, `Prefetch`).
+const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
+
+/// The segments of the pass over global k in start..end: (segments with their term's
+/// panel 0, (packed data, term k) of each, count).
+#[allow(clippy::type_complexity)]
+unsafe fn pass_segments<C: Copy>(terms: &Terms<'_, C>, start: usize, end: usize, dummy: *const C) -> ([Seg<C>; MAX_TERMS], [(*const C, usize); MAX_TERMS], usize) {
+    let mut segs = [Seg { panel: dummy, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS];
+    let mut owners = [(dummy, 0); MAX_TERMS];
+    let mut nseg = 0;
+    let mut base = 0;
+    for &(p, z, ldz) in terms {
+        let (k0, k1) = (start.max(base), end.min(base + p.k));
+        if k0 < k1 {
+            segs[nseg] = Seg { panel: p.data.as_ptr(), z: z.as_ptr(), ldz, k0: k0 - base, k1: k1 - base };
+            owners[nseg] = (p.data.as_ptr(), p.k);
+            nseg += 1;
+        }
+        base += p.k;
+    }
+    (segs, owners, nseg)
+}
+
+/// The cache lines of the weights a panel's pass reads (one contiguous range per segment).
+#[derive(Clone, Copy, Default)]
+struct NextSlice {
+    /// (first line's address, lines) per segment
+    ranges: [(usize, usize); MAX_TERMS],
+    lines: usize,
+}
+
+impl NextSlice {
+    /// Panel `q`'s slice of the segments `segs` (whose term data and k are `owners`).
+    fn of<C>(segs: &[Seg<C>], owners: &[(*const C, usize)], q: usize, pw: usize) -> Self {
+        let mut next = Self::default();
+        for (i, (seg, &(data, k))) in segs.iter().zip(owners).enumerate() {
+            let size = std::mem::size_of::<C>();
+            let lo = data as usize + (q * k + seg.k0) * pw * size;
+            let hi = lo + (seg.k1 - seg.k0) * pw * size;
+            let first = lo & !63;
+            let lines = (hi - first).div_ceil(64);
+            next.ranges[i] = (first, lines);
+            next.lines += lines;
+        }
+        next
+    }
+
+    /// Tile `g` of `groups`' share of the lines, spread over its `iters` prefetch steps.
+    fn share(&self, g: usize, groups: usize, iters: usize) -> Prefetch {
+        let (i, e) = (g * self.lines / groups, (g + 1) * self.lines / groups);
+        let n = e - i;
+        let per = n.div_ceil(iters.max(1)).max(1);
+        let events = n.div_ceil(per).max(1);
+        // one event (of `per` lines) every `every` values of k, a power of two
+        let every = (iters.max(1) / events).max(1);
+        let every = 1usize << (usize::BITS - 1 - every.leading_zeros());
+        Prefetch { slice: *self, next: i, end: e, per, mask: every - 1, count: 0 }
+    }
+}
+
+/// A tile's share of a `NextSlice`: lines next..end, `per` of them every mask + 1 ticks.
+#[derive(Clone, Copy)]
+pub(super) struct Prefetch {
+    slice: NextSlice,
+    next: usize,
+    end: usize,
+    per: usize,
+    mask: usize,
+    count: usize,
+}
+
+impl Prefetch {
+    /// Called once per chunk of k: prefetches the lines due into L2.
+    #[inline(always)]
+    unsafe fn tick(&mut self) {
+        for i in self.due() {
+            _mm_prefetch::<_MM_HINT_T1>(self.slice.line(i) as *const i8);
+        }
+    }
+
+    /// The lines due at this tick (`per` of them every mask + 1 ticks, until `end`).
+    #[inline(always)]
+    fn due(&mut self) -> std::ops::Range<usize> {
+        let from = self.next;
+        if self.count & self.mask == 0 {
+            self.next = (self.next + self.per).min(self.end);
+        }
+        self.count += 1;
+        from..self.next
+    }
+}
+
+impl NextSlice {
+    /// The address of line i (counted over the ranges in order).
+    #[inline(always)]
+    fn line(&self, i: usize) -> usize {
+        let (r0, n0) = self.ranges[0];
+        if i < n0 {
+            r0 + 64 * i
+        } else {
+            self.ranges[1].0 + 64 * (i - n0)
+        }
+    }
+}
+
 /// Every tile of the block for `terms` (k concatenated in term order), starting from
 /// `bias` (a row) or from `acc`: k in passes of at most KC values (a pass may span the
 /// end of one term and the start of the next), then panels, then groups of MR
@@ -213,25 +330,18 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     debug_assert_eq!(pw, N * O::L);
     let ap = acc.as_mut_ptr();
     let total: usize = terms.iter().map(|t| t.0.k).sum();
+    let panels = up / pw;
+    // the packed weights are streamed from L3 when they exceed L2: the tiles of each panel
+    // then fetch the next panel's slice into L2 as they run (`Prefetch`)
+    let streamed = terms.iter().map(|t| t.0.k * up * std::mem::size_of::<O::C>()).sum::<usize>() > PREFETCH_ABOVE_BYTES;
     let mut start = 0;
     let mut first = true;
     while first || start < total {
         let end = (start + KC).min(total);
         // the segments of this pass (term i covers the global k in base..base + k),
         // their panels set per panel q below
-        let mut segs = [Seg { panel: ap.cast_const(), z: ap.cast_const(), ldz: 0, k0: 0, k1: 0 }; MAX_TERMS];
-        let mut owners = [(ap.cast_const(), 0); MAX_TERMS];
-        let mut nseg = 0;
-        let mut base = 0;
-        for &(p, z, ldz) in terms {
-            let (k0, k1) = (start.max(base), end.min(base + p.k));
-            if k0 < k1 {
-                segs[nseg] = Seg { panel: p.data.as_ptr(), z: z.as_ptr(), ldz, k0: k0 - base, k1: k1 - base };
-                owners[nseg] = (p.data.as_ptr(), p.k);
-                nseg += 1;
-            }
-            base += p.k;
-        }
+        let (mut segs, owners, nseg) = pass_segments(terms, start, end, ap.cast_const());
+        let next_pass = if end < total { Some(pass_segments(terms, end, (end + KC).min(total), ap.cast_const())) } else { None };
         for q in 0..up / pw {
             for (seg, &(data, k)) in segs.iter_mut().zip(&owners).take(nseg) {
                 seg.panel = data.add(q * k * pw);
@@ -252,19 +362,29 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                     _ => row,
                 }
             });
+            // the slice the next panel (or the next pass's first panel) reads, fetched into
+            // L2 while this panel's tiles run
+            let next = match (streamed, q + 1 < panels, &next_pass) {
+                (false, _, _) => NextSlice::default(),
+                (true, true, _) => NextSlice::of(&segs, &owners[..nseg], q + 1, pw),
+                (true, false, Some((nsegs, nowners, n))) => NextSlice::of(&nsegs[..*n], &nowners[..*n], 0, pw),
+                (true, false, None) => NextSlice::default(),
+            };
+            let groups = ns.div_ceil(MR);
             let mut s0 = 0;
             while s0 < ns {
                 let a = aq.add(s0 * up);
                 let m = (ns - s0).min(MR);
+                let pf = next.share(s0 / MR, groups, (end - start) / PF_CHUNK + nseg);
                 match m {
-                    8 => tile::<O, 8, N, FUSED>(segs, pw, s0, init, a, up, &dest),
-                    7 => tile::<O, 7, N, FUSED>(segs, pw, s0, init, a, up, &dest),
-                    6 => tile::<O, 6, N, FUSED>(segs, pw, s0, init, a, up, &dest),
-                    5 => tile::<O, 5, N, FUSED>(segs, pw, s0, init, a, up, &dest),
-                    4 => tile::<O, 4, N, FUSED>(segs, pw, s0, init, a, up, &dest),
-                    3 => tile::<O, 3, N, FUSED>(segs, pw, s0, init, a, up, &dest),
-                    2 => tile::<O, 2, N, FUSED>(segs, pw, s0, init, a, up, &dest),
-                    _ => tile::<O, 1, N, FUSED>(segs, pw, s0, init, a, up, &dest),
+                    8 => tile::<O, 8, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    7 => tile::<O, 7, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    6 => tile::<O, 6, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    5 => tile::<O, 5, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    4 => tile::<O, 4, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    3 => tile::<O, 3, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    2 => tile::<O, 2, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    _ => tile::<O, 1, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
                 }
                 s0 += m;
             }
@@ -369,4 +489,46 @@ pub(super) fn accumulate_emulated_f16(p: &Packed<f32>, z: &[f32], ldz: usize, ns
     assert!(has_avx512());
     // SAFETY: as in `affine`.
     unsafe { drive_avx512::<F32<2>>(None, &[(p, z, ldz)], ns, acc, None, fma) }
+}
+
+#[cfg(test)]
+mod prefetch_tests {
+    use super::*;
+
+    /// Every group's ticks together fetch each line of the slice exactly once, within the
+    /// ticks the group has (so the whole slice is in flight before the next panel starts).
+    #[test]
+    fn the_groups_fetch_every_line_once_within_their_ticks() {
+        for (lines0, lines1) in [(0usize, 0usize), (1, 0), (64, 0), (512, 0), (300, 17), (2, 511), (5000, 3)] {
+            let slice = NextSlice { ranges: [(1 << 20, lines0), (1 << 24, lines1)], lines: lines0 + lines1 };
+            for groups in [1usize, 2, 3, 8, 35] {
+                for ticks in [1usize, 2, 7, 32, 33, 64] {
+                    let mut seen = vec![0u32; slice.lines];
+                    for g in 0..groups {
+                        let mut pf = slice.share(g, groups, ticks);
+                        for _ in 0..ticks {
+                            for i in pf.due() {
+                                seen[i] += 1;
+                            }
+                        }
+                    }
+                    assert!(seen.iter().all(|&n| n == 1), "lines {lines0}+{lines1} groups {groups} ticks {ticks}: {:?}", seen.iter().enumerate().find(|(_, &n)| n != 1));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lines_are_counted_over_the_ranges_in_order() {
+        let slice = NextSlice { ranges: [(4096, 3), (65536, 2)], lines: 5 };
+        assert_eq!((0..5).map(|i| slice.line(i)).collect::<Vec<_>>(), [4096, 4160, 4224, 65536, 65600]);
+        // a slice of k rows starting mid-line covers the partial lines at both ends
+        let data = vec![0f32; 4096];
+        let owner = [(data.as_ptr(), 64usize)];
+        let seg = [Seg { panel: data.as_ptr(), z: data.as_ptr(), ldz: 0, k0: 1, k1: 3 }];
+        let next = NextSlice::of(&seg, &owner, 1, 16);
+        let (lo, hi) = (data.as_ptr() as usize + (64 + 1) * 16 * 4, data.as_ptr() as usize + (64 + 3) * 16 * 4);
+        let (first, n) = next.ranges[0];
+        assert!(first <= lo && first + 64 * n >= hi && first % 64 == 0 && first + 64 > lo && n == next.lines);
+    }
 }

@@ -238,7 +238,8 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         let kept = ticks_per_flush(spec.keep.states(), htop * std::mem::size_of::<F>(), spec.steps) * htop * if top_cell { 2 } else { 1 };
         let per_seq = lanes.iter().zip(&gated).map(|(w, g)| (2 + regions(g.kind)) * g.hidden + w.ih.up + w.hh.up).sum::<usize>() + if spec.keep.states() { kept } else { 0 };
         let (b, t) = (spec.batch, spec.steps);
-        let block = block_size(b, threads, per_seq * std::mem::size_of::<F::C>());
+        let weight_bytes = lanes.iter().map(|w| w.ih.bytes() + w.hh.bytes()).sum();
+        let block = block_size(b, threads, per_seq * std::mem::size_of::<F::C>(), weight_bytes);
         let firsts = block_firsts(b, block);
         let keep = spec.keep.states();
         let zero = F::from_lane(F::C::ZERO);

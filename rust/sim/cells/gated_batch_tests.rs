@@ -140,7 +140,7 @@ fn many_blocks_per_thread_and_lengths_that_all_pass_the_first_ticks() {
     let deep = Stack::new("stacked", vec![gated("lstm", 64, 3, 4, &[]), gated("doubling_lstm", 5, 64, 5, &[]), gated("gru", 7, 5, 6, &[])]).unwrap();
     let plan = StackPlan::<f64>::new(&deep).unwrap();
     let batch = 400;
-    assert!(block_size(batch, 1, (6 * 64 + 2 * 256) * 8) < batch, "the test needs several blocks");
+    assert!(block_size(batch, 1, (6 * 64 + 2 * 256) * 8, 0) < batch, "the test needs several blocks");
     let mut r = Lcg(31);
     let steps = 6;
     let xs: Vec<f64> = r.vals(batch * steps * 3).iter().map(<f64 as Scalar>::from_rational).collect();
