@@ -218,24 +218,34 @@ const PF_CHUNK: usize = 8;
 /// prefetch, `Prefetch`).
 const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
 
-/// The segments of the pass over global k in start..end: (segments with their term's
-/// panel 0, (packed data, term k) of each, count).
-#[allow(clippy::type_complexity)]
-unsafe fn pass_segments<C: Copy>(terms: &Terms<'_, C>, start: usize, end: usize, dummy: *const C) -> ([Seg<C>; MAX_TERMS], [(*const C, usize); MAX_TERMS], usize) {
-    let mut segs = [Seg { panel: dummy, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS];
-    let mut owners = [(dummy, 0); MAX_TERMS];
-    let mut nseg = 0;
-    let mut base = 0;
-    for &(p, z, ldz) in terms {
-        let (k0, k1) = (start.max(base), end.min(base + p.k));
-        if k0 < k1 {
-            segs[nseg] = Seg { panel: p.data.as_ptr(), z: z.as_ptr(), ldz, k0: k0 - base, k1: k1 - base };
-            owners[nseg] = (p.data.as_ptr(), p.k);
-            nseg += 1;
-        }
-        base += p.k;
+/// The segments of one pass over global k in start..end (term i covers base..base + k),
+/// each with its term's panel 0, and (packed data, term k) of each. Filled in place (a
+/// returned copy costs a store-forwarding stall per call, which batch 1 pays every tick).
+struct Pass<C> {
+    segs: [Seg<C>; MAX_TERMS],
+    owners: [(*const C, usize); MAX_TERMS],
+    n: usize,
+}
+
+impl<C: Copy> Pass<C> {
+    fn new(dummy: *const C) -> Self {
+        Pass { segs: [Seg { panel: dummy, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS], owners: [(dummy, 0); MAX_TERMS], n: 0 }
     }
-    (segs, owners, nseg)
+
+    #[inline(always)]
+    fn fill(&mut self, terms: &Terms<'_, C>, start: usize, end: usize) {
+        self.n = 0;
+        let mut base = 0;
+        for &(p, z, ldz) in terms {
+            let (k0, k1) = (start.max(base), end.min(base + p.k));
+            if k0 < k1 {
+                self.segs[self.n] = Seg { panel: p.data.as_ptr(), z: z.as_ptr(), ldz, k0: k0 - base, k1: k1 - base };
+                self.owners[self.n] = (p.data.as_ptr(), p.k);
+                self.n += 1;
+            }
+            base += p.k;
+        }
+    }
 }
 
 /// The cache lines of the weights a panel's pass reads (one contiguous range per segment).
@@ -263,7 +273,12 @@ impl NextSlice {
     }
 
     /// Tile `g` of `groups`' share of the lines, spread over its `iters` prefetch steps.
+    #[inline(always)]
     fn share(&self, g: usize, groups: usize, iters: usize) -> Prefetch {
+        if self.lines == 0 {
+            // nothing to fetch (weights in L2): no divisions on the per-call path
+            return Prefetch { slice: *self, next: 0, end: 0, per: 0, mask: 0, count: 0 };
+        }
         let (i, e) = (g * self.lines / groups, (g + 1) * self.lines / groups);
         let n = e - i;
         let per = n.div_ceil(iters.max(1)).max(1);
@@ -334,16 +349,20 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     // the packed weights are streamed from L3 when they exceed L2: the tiles of each panel
     // then fetch the next panel's slice into L2 as they run (`Prefetch`)
     let streamed = terms.iter().map(|t| t.0.k * up * std::mem::size_of::<O::C>()).sum::<usize>() > PREFETCH_ABOVE_BYTES;
+    let (mut pass, mut ahead) = (Pass::new(ap.cast_const()), Pass::new(ap.cast_const()));
     let mut start = 0;
     let mut first = true;
     while first || start < total {
         let end = (start + KC).min(total);
         // the segments of this pass (term i covers the global k in base..base + k),
         // their panels set per panel q below
-        let (mut segs, owners, nseg) = pass_segments(terms, start, end, ap.cast_const());
-        let next_pass = if end < total { Some(pass_segments(terms, end, (end + KC).min(total), ap.cast_const())) } else { None };
+        pass.fill(terms, start, end);
+        if streamed && end < total {
+            ahead.fill(terms, end, (end + KC).min(total));
+        }
+        let (segs, owners, nseg) = (&mut pass.segs, &pass.owners, pass.n);
         for q in 0..up / pw {
-            for (seg, &(data, k)) in segs.iter_mut().zip(&owners).take(nseg) {
+            for (seg, &(data, k)) in segs.iter_mut().zip(owners).take(nseg) {
                 seg.panel = data.add(q * k * pw);
             }
             let init = match bias {
@@ -364,11 +383,11 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
             });
             // the slice the next panel (or the next pass's first panel) reads, fetched into
             // L2 while this panel's tiles run
-            let next = match (streamed, q + 1 < panels, &next_pass) {
-                (false, _, _) => NextSlice::default(),
-                (true, true, _) => NextSlice::of(&segs, &owners[..nseg], q + 1, pw),
-                (true, false, Some((nsegs, nowners, n))) => NextSlice::of(&nsegs[..*n], &nowners[..*n], 0, pw),
-                (true, false, None) => NextSlice::default(),
+            let next = match (streamed, q + 1 < panels) {
+                (false, _) => NextSlice::default(),
+                (true, true) => NextSlice::of(segs, &owners[..nseg], q + 1, pw),
+                (true, false) if end < total => NextSlice::of(&ahead.segs[..ahead.n], &ahead.owners[..ahead.n], 0, pw),
+                (true, false) => NextSlice::default(),
             };
             let groups = ns.div_ceil(MR);
             let mut s0 = 0;
