@@ -38,6 +38,10 @@ use crate::sim::lanes::LaneFormat;
 pub const MR: usize = 8;
 /// Values of k per pass over a tile (the panel slice of a pass stays in L1).
 const KC: usize = 256;
+/// Working bytes taken to stay in one core's L2 (2 MiB per core on the machines measured):
+/// the lock-step engines size their blocks to it (`float_batch::block_size`), and packed
+/// weights above it are streamed from L3 with prefetching (`tile_x86::Prefetch`).
+pub const L2_BUDGET: usize = 1 << 20;
 /// Terms per `affine` call on the AVX-512 tiles (more run term by term).
 const MAX_TERMS: usize = 2;
 
@@ -95,7 +99,9 @@ impl<C: Copy + Default> Packed<C> {
         let nr = if units > lanes_of::<C>() { 2 } else { 1 };
         Self::new(wt, k, units, nr)
     }
+}
 
+impl<C> Packed<C> {
     /// Bytes of the packed weights.
     pub fn bytes(&self) -> usize {
         self.k * self.up * std::mem::size_of::<C>()

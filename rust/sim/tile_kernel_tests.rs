@@ -241,8 +241,8 @@ fn fused_bf16_keeps_the_zero_sign_of_tiny_products_and_cancels_huge_ones() {
 
 /// Tile rates (f32, fused) at the shapes of `benches/bench_torch.py`'s layers, best of 20:
 /// `cargo test --release --lib tile_rates -- --ignored --nocapture`. Nothing asserted (the
-/// machine is shared); the last two shapes' weights (12 and 19 MB) are streamed from L3
-/// with prefetching (`tile_x86::Prefetch`).
+/// machine is shared); weights above `L2_BUDGET` (from the third shape on: 1.3–19 MB) are
+/// streamed from L3 with prefetching (`tile_x86::Prefetch`).
 #[test]
 #[ignore]
 fn tile_rates() {

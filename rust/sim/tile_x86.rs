@@ -5,7 +5,7 @@
 //! values of k, then panels, then groups of MR sequences). The native f16 tile
 //! (`tile_f16`) reuses the tile and driver with its own `Ops`.
 
-use super::{GateSplit, Packed, Term, KC, MAX_TERMS, MR};
+use super::{GateSplit, Packed, Term, KC, L2_BUDGET, MAX_TERMS, MR};
 use crate::sim::lanes::{LaneFormat, Rounding};
 use crate::sim::simd_round::{round_bf16, round_f16};
 use std::arch::x86_64::*;
@@ -123,6 +123,15 @@ pub(super) struct Seg<C> {
     k1: usize,
 }
 
+impl<C> Seg<C> {
+    /// The k ranges of the tile's prefetch steps (`Prefetch::tick` once per range).
+    #[inline(always)]
+    fn chunks(&self) -> impl ExactSizeIterator<Item = std::ops::Range<usize>> {
+        let k1 = self.k1;
+        (self.k0..k1).step_by(PF_CHUNK).map(move |c0| c0..(c0 + PF_CHUNK).min(k1))
+    }
+}
+
 /// Where a tile stores its vector of units r: sequence s's values at `ptr` + s·ld, after
 /// adding them to the row at `add` + s·ld_add in front (add + acc, rounded) unless `add`
 /// is null. Rows of `acc` by default; the gate split of `tile_kernel::affine_gates` on the
@@ -158,13 +167,11 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: 
     for seg in segs {
         let (panel, ldz) = (seg.panel, seg.ldz);
         let z = seg.z.add(s0 * ldz);
-        // k in chunks of PF_CHUNK, the prefetch bookkeeping once per chunk (out of the
-        // register-bound inner loop)
-        let mut c0 = seg.k0;
-        while c0 < seg.k1 {
+        // k in chunks, the prefetch bookkeeping once per chunk (out of the register-bound
+        // inner loop)
+        for chunk in seg.chunks() {
             pf.tick();
-            let c1 = (c0 + PF_CHUNK).min(seg.k1);
-            for k in c0..c1 {
+            for k in chunk {
                 let wp = panel.add(k * pw);
                 let mut w: [O::V; N] = [O::splat(wp); N];
                 for (r, v) in w.iter_mut().enumerate() {
@@ -188,7 +195,6 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: 
                     }
                 }
             }
-            c0 = c1;
         }
     }
     for (s, row) in a.iter().enumerate() {
@@ -214,10 +220,6 @@ pub(super) struct GateStore<C> {
 /// Values of k per prefetch step of a tile.
 const PF_CHUNK: usize = 8;
 
-/// Packed weights above this size are taken to live in L3 rather than L2 (the tiles then
-/// prefetch, `Prefetch`).
-const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
-
 /// The segments of one pass over global k in start..end (term i covers base..base + k),
 /// each with its term's panel 0, and (packed data, term k) of each. Filled in place (a
 /// returned copy costs a store-forwarding stall per call, which batch 1 pays every tick).
@@ -225,11 +227,13 @@ struct Pass<C> {
     segs: [Seg<C>; MAX_TERMS],
     owners: [(*const C, usize); MAX_TERMS],
     n: usize,
+    /// prefetch steps of a tile over the pass (`Seg::chunks` of every segment)
+    ticks: usize,
 }
 
 impl<C: Copy> Pass<C> {
     fn new(dummy: *const C) -> Self {
-        Pass { segs: [Seg { panel: dummy, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS], owners: [(dummy, 0); MAX_TERMS], n: 0 }
+        Pass { segs: [Seg { panel: dummy, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS], owners: [(dummy, 0); MAX_TERMS], n: 0, ticks: 0 }
     }
 
     #[inline(always)]
@@ -245,6 +249,7 @@ impl<C: Copy> Pass<C> {
             }
             base += p.k;
         }
+        self.ticks = self.segs[..self.n].iter().map(|s| s.chunks().len()).sum();
     }
 }
 
@@ -288,6 +293,17 @@ impl NextSlice {
         let every = 1usize << (usize::BITS - 1 - every.leading_zeros());
         Prefetch { slice: *self, next: i, end: e, per, mask: every - 1, count: 0 }
     }
+
+    /// The address of line i (counted over the ranges in order).
+    #[inline(always)]
+    fn line(&self, i: usize) -> usize {
+        let (r0, n0) = self.ranges[0];
+        if i < n0 {
+            r0 + 64 * i
+        } else {
+            self.ranges[1].0 + 64 * (i - n0)
+        }
+    }
 }
 
 /// A tile's share of a `NextSlice`: lines next..end, `per` of them every mask + 1 ticks.
@@ -322,19 +338,6 @@ impl Prefetch {
     }
 }
 
-impl NextSlice {
-    /// The address of line i (counted over the ranges in order).
-    #[inline(always)]
-    fn line(&self, i: usize) -> usize {
-        let (r0, n0) = self.ranges[0];
-        if i < n0 {
-            r0 + 64 * i
-        } else {
-            self.ranges[1].0 + 64 * (i - n0)
-        }
-    }
-}
-
 /// Every tile of the block for `terms` (k concatenated in term order), starting from
 /// `bias` (a row) or from `acc`: k in passes of at most KC values (a pass may span the
 /// end of one term and the start of the next), then panels, then groups of MR
@@ -348,7 +351,8 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     let panels = up / pw;
     // the packed weights are streamed from L3 when they exceed L2: the tiles of each panel
     // then fetch the next panel's slice into L2 as they run (`Prefetch`)
-    let streamed = terms.iter().map(|t| t.0.k * up * std::mem::size_of::<O::C>()).sum::<usize>() > PREFETCH_ABOVE_BYTES;
+    let streamed = terms.iter().map(|t| t.0.bytes()).sum::<usize>() > L2_BUDGET;
+    let groups = ns.div_ceil(MR);
     let (mut pass, mut ahead) = (Pass::new(ap.cast_const()), Pass::new(ap.cast_const()));
     let mut start = 0;
     let mut first = true;
@@ -360,8 +364,8 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
         if streamed && end < total {
             ahead.fill(terms, end, (end + KC).min(total));
         }
-        let (segs, owners, nseg) = (&mut pass.segs, &pass.owners, pass.n);
-        for q in 0..up / pw {
+        let (segs, owners, nseg, ticks) = (&mut pass.segs, &pass.owners, pass.n, pass.ticks);
+        for q in 0..panels {
             for (seg, &(data, k)) in segs.iter_mut().zip(owners).take(nseg) {
                 seg.panel = data.add(q * k * pw);
             }
@@ -383,18 +387,20 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
             });
             // the slice the next panel (or the next pass's first panel) reads, fetched into
             // L2 while this panel's tiles run
-            let next = match (streamed, q + 1 < panels) {
-                (false, _) => NextSlice::default(),
-                (true, true) => NextSlice::of(segs, &owners[..nseg], q + 1, pw),
-                (true, false) if end < total => NextSlice::of(&ahead.segs[..ahead.n], &ahead.owners[..ahead.n], 0, pw),
-                (true, false) => NextSlice::default(),
+            let next = if !streamed {
+                NextSlice::default()
+            } else if q + 1 < panels {
+                NextSlice::of(segs, &owners[..nseg], q + 1, pw)
+            } else if end < total {
+                NextSlice::of(&ahead.segs[..ahead.n], &ahead.owners[..ahead.n], 0, pw)
+            } else {
+                NextSlice::default()
             };
-            let groups = ns.div_ceil(MR);
             let mut s0 = 0;
             while s0 < ns {
                 let a = aq.add(s0 * up);
                 let m = (ns - s0).min(MR);
-                let pf = next.share(s0 / MR, groups, (end - start) / PF_CHUNK + nseg);
+                let pf = next.share(s0 / MR, groups, ticks);
                 match m {
                     8 => tile::<O, 8, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
                     7 => tile::<O, 7, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
@@ -533,6 +539,27 @@ mod prefetch_tests {
                     }
                     assert!(seen.iter().all(|&n| n == 1), "lines {lines0}+{lines1} groups {groups} ticks {ticks}: {:?}", seen.iter().enumerate().find(|(_, &n)| n != 1));
                 }
+            }
+        }
+    }
+
+    /// A pass's tick count is what the tiles tick: the chunks of every segment, which
+    /// cover the segment's k in order, at most PF_CHUNK at a time.
+    #[test]
+    fn a_pass_counts_the_chunks_its_tiles_tick() {
+        let (a, b) = (Packed::new(&[1f32; 5 * 16], 5, 16, 1), Packed::new(&[1f32; 300 * 16], 300, 16, 1));
+        let z = [0f32; 400];
+        let terms: [TermRef<'_, f32>; 2] = [(&a, &z, 5), (&b, &z, 300)];
+        let mut pass = Pass::new(z.as_ptr());
+        // (start, end, segments' k ranges, ticks): both terms; the second alone, mid-term
+        for (start, end, want, ticks) in [(0, 256, vec![(0, 5), (0, 251)], 1 + 32), (256, 305, vec![(251, 300)], 7)] {
+            pass.fill(&terms, start, end);
+            assert_eq!(pass.segs[..pass.n].iter().map(|s| (s.k0, s.k1)).collect::<Vec<_>>(), want);
+            assert_eq!(pass.ticks, ticks);
+            for seg in &pass.segs[..pass.n] {
+                let ks: Vec<usize> = seg.chunks().flatten().collect();
+                assert_eq!(ks, (seg.k0..seg.k1).collect::<Vec<_>>());
+                assert!(seg.chunks().all(|c| c.len() <= PF_CHUNK && !c.is_empty()));
             }
         }
     }
