@@ -129,7 +129,19 @@ def main() -> None:
     ap.add_argument("--ghz", type=float, default=0.0,
                     help="clock for the peak FLOP rate (default: /proc/cpuinfo's; a VM may report a nominal "
                          "clock below the one its cores sustain)")
+    ap.add_argument("--shapes", default="",
+                    help="other shapes instead of issue 7's: 'B,T,H,I[,T run];...' (T run: steps timed, default T)")
     args = ap.parse_args()
+    shapes, t_runs = SHAPES, T_RUN
+    if args.shapes:
+        try:
+            given = [tuple(int(v) for v in part.split(",")) for part in args.shapes.split(";") if part.strip()]
+        except ValueError:
+            ap.error(f"--shapes: not a list of integers {args.shapes!r}")
+        if not given or any(len(g) not in (4, 5) or min(g) < 1 for g in given):
+            ap.error("--shapes: each shape is B,T,H,I or B,T,H,I,T_run, all positive")
+        shapes = [g[:4] for g in given]
+        t_runs = {g[:4]: min(g[4] if len(g) == 5 else g[1], g[1]) for g in given}
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     unknown = [d for d in dtypes if d.removesuffix("+fma") not in ("f32", "f64", "f16", "bf16")]
     if unknown or not dtypes:
@@ -150,9 +162,9 @@ def main() -> None:
     print("-" * len(head))
     rows = []
     for kind in kinds:
-        for i, shape in enumerate(SHAPES):
+        for i, shape in enumerate(shapes):
             B, T, H, I = shape
-            t_run = max(3, T_RUN[shape] // 20) if args.quick else T_RUN[shape]
+            t_run = max(3, t_runs[shape] // 20) if args.quick else t_runs[shape]
             if (args.max_hidden and H > args.max_hidden) or H < args.min_hidden:
                 continue
             if args.quick:
@@ -188,8 +200,8 @@ def main() -> None:
                         t_t, out = best_time(run_torch, repeats, budget)
                         r_t, src = tok / t_t, "measured"
                         diff = float(np.max(np.abs(res.states.astype(np.float64) - out.numpy().astype(np.float64))))
-                    elif dt == "f32" and not args.quick and not half:
-                        r_t, src = QUOTED[kind][i] * 1e6, "quoted"
+                    elif dt == "f32" and not args.quick and not half and shape in SHAPES:
+                        r_t, src = QUOTED[kind][SHAPES.index(shape)] * 1e6, "quoted"
                     ratio = f"{r_rs / r_t:7.2f}" if r_t else f"{'n/a':>7}"
                     tcol = fmt(r_t) if r_t else f"{'n/a':>11}"
                     print(f"{kind:<5} {str(shape).replace(' ', ''):<20} {t_run:>6} {label:<8} {th:>3} {fmt(r_rs):>12} {tcol:>12} {ratio} {src:<9} {diff:9.2g}",

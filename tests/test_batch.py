@@ -27,6 +27,25 @@ def test_batch_is_bitwise_identical_for_any_thread_count(dtype):
         assert np.array_equal(r.outputs, runs[0].outputs)
 
 
+@pytest.mark.parametrize("dtype", ["f64", "f32", "f16"])
+def test_large_weights_and_small_batches_split_units_between_threads_with_the_same_bits(dtype):
+    # weights above 1 MiB and fewer than 16 sequences per thread: the threads share each
+    # tick's units (README "Kernel"); every thread count gives single runs' bits
+    rng = np.random.default_rng(7)
+    d, n = 560, 5
+    net = rs.SimpleRNN(V=rng.normal(size=(d, d)) / np.sqrt(d), W=rng.normal(size=(d, n)), b=rng.normal(size=d), activation="tanh")
+    lstm = rs.LSTM.from_torch({"weight_ih_l0": rng.normal(size=(4 * 300, n)), "weight_hh_l0": rng.normal(size=(4 * 300, 300)) / 20,
+                               "bias_ih_l0": rng.normal(size=4 * 300), "bias_hh_l0": rng.normal(size=4 * 300)})
+    x = rng.normal(size=(3, 6, n))
+    for m in (net, lstm):
+        runs = [m.run_batch(x, dtype=dtype, threads=t, lengths=[6, 2, 5]) for t in (1, 2, 3)]
+        for r in runs[1:]:
+            assert r.states.tobytes() == runs[0].states.tobytes()
+            assert np.array_equal(np.asarray(r.final), np.asarray(runs[0].final))
+        single = m.run(x[2, :5], dtype=dtype)
+        assert np.array_equal(single.states[-1], runs[1].states[2, 4])
+
+
 def test_batch_equals_single_runs_and_lengths_pad_with_zeros():
     net = random_net(activation="relu")
     x = np.random.default_rng(2).normal(size=(5, 9, 3))

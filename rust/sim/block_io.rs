@@ -81,8 +81,12 @@ pub fn split_blocks<'a, T>(buf: &'a mut [T], row: usize, block: usize, firsts: &
 }
 
 /// Runs `one(first, work)` for every block (its first sequence and its share of the outputs)
-/// on the pool of `spec.threads`: the first error, or Ok.
-pub fn run_blocks<W: Send>(spec: &BatchSpec, work: Vec<(usize, W)>, one: impl Fn(usize, W) -> SimResult<()> + Sync) -> SimResult<()> {
+/// on the pool of `spec.threads`: the first error, or Ok. With `team` > 1 the blocks run one
+/// after the other, each on the whole pool (`unit_split`).
+pub fn run_blocks<W: Send>(spec: &BatchSpec, team: usize, work: Vec<(usize, W)>, one: impl Fn(usize, W) -> SimResult<()> + Sync + Send) -> SimResult<()> {
+    if team > 1 {
+        return with_pool(spec.threads, || work.into_iter().try_for_each(|(f, w)| one(f, w)))?;
+    }
     let valid_threads = spec.threads.is_none_or(|t| (1..=4096).contains(&t));
     if work.len() <= 1 && valid_threads {
         // one block: no pool hand-off (small batches)

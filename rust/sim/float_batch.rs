@@ -36,6 +36,8 @@ use crate::sim::float_engine::FloatPlan;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::{BatchSpec, FloatBatch};
 use crate::sim::tile_kernel::{affine, Packed, Term};
+use crate::sim::unit_split::{affine_split, row_parts, team_size, Map};
+use rayon::prelude::*;
 use std::any::Any;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -116,14 +118,16 @@ fn two_slots<C>(ring: &mut [C], len: usize, i: usize, j: usize) -> (&[C], &mut [
     }
 }
 
-/// Runs sequences `first..first + ns` of the batch (`xl`: the batch's inputs as lanes).
+/// Runs sequences `first..first + ns` of the batch (`xl`: the batch's inputs as lanes),
+/// with each tick's units and rows split between `team` tasks when it is above 1
+/// (`unit_split`).
 ///
 /// The block's states live in a ring of slots (ns rows of stride `up` each): tick t reads
 /// h_{t−1} from one slot and writes h_t to the next (`ticks_per_flush`, `ring_slots`), and
 /// every `chunk` ticks the kept states of the chunk are written out sequence by sequence
 /// (a contiguous run of `chunk` rows each). Only where values are stored changes.
 #[allow(clippy::too_many_arguments)]
-fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C], h0: Option<&[F]>, spec: &BatchSpec, first: usize, ns: usize, out: BlockOut<'_, F>, ctl: &Control) -> SimResult<()> {
+fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C], h0: Option<&[F]>, spec: &BatchSpec, (first, ns, team): (usize, usize, usize), out: BlockOut<'_, F>, ctl: &Control) -> SimResult<()> {
     let (d, n, o, t_max) = (plan.d, plan.n_in, plan.n_out, spec.steps);
     let up = w.v.up;
     let lens: Vec<usize> = (0..ns).map(|s| spec.length(first + s)).collect();
@@ -139,8 +143,17 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
             *dst = v.to_lane();
         }
     }
-    // one activation call over the block unless the padding would add a quarter or more
+    // one activation call over the rows unless the padding would add a quarter or more
     let whole_block = 4 * (up - d) < d;
+    let activate_rows = |rows: &mut [F::C]| {
+        if whole_block {
+            activate::<F>(plan.activation, rows);
+        } else {
+            for row in rows.chunks_exact_mut(up) {
+                activate::<F>(plan.activation, &mut row[..d]);
+            }
+        }
+    };
     // sequences by length: they finish in that order
     let mut by_len: Vec<usize> = (0..ns).collect();
     by_len.sort_by_key(|&s| lens[s]);
@@ -178,13 +191,15 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
         }
         let x = Term { w: &w.wx, z: &xl[(first * t_max + t) * n..], ldz: t_max * n };
         let h = Term { w: &w.v, z: prev, ldz: up };
-        affine::<F>(&w.b, &[x, h], ns, cur, spec.fma);
-        if whole_block {
-            activate::<F>(plan.activation, cur);
-        } else {
-            for row in cur.chunks_exact_mut(up) {
-                activate::<F>(plan.activation, &mut row[..d]);
+        if team > 1 {
+            affine_split::<F>(&mut [Map { bias: &w.b, terms: &[x, h], ns, out: &mut *cur }], spec.fma, team);
+            match team.min(ns) {
+                1 => activate_rows(cur),
+                parts => row_parts(cur, up, parts).into_par_iter().for_each(|(_, rows)| activate_rows(rows)),
             }
+        } else {
+            affine::<F>(&w.b, &[x, h], ns, cur, spec.fma);
+            activate_rows(cur);
         }
         if spec.keep.states() && (t + 1 - t0 == chunk || t + 1 == longest) {
             flush(&ring, t0, t + 1, &mut out);
@@ -221,7 +236,10 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     let chunk = ticks_per_flush(spec.keep.states(), plan.d * std::mem::size_of::<F>(), spec.steps);
     let per_seq = ring_slots(chunk) * w.v.up * std::mem::size_of::<F::C>();
     let (b, t, d, o) = (spec.batch, spec.steps, plan.d, plan.n_out);
-    let block = block_size(b, threads, per_seq, w.wx.bytes() + w.v.bytes());
+    let weight_bytes = w.wx.bytes() + w.v.bytes();
+    // large weights, small batches: the threads share every block's units (`unit_split`)
+    let team = team_size(threads, weight_bytes, b);
+    let block = block_size(b, threads / team, per_seq, weight_bytes);
     let firsts = block_firsts(b, block);
     let keep = spec.keep.states();
     let mut states = Unfilled::new(if keep { b * t * d } else { 0 });
@@ -239,7 +257,7 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
         .zip(split_blocks(&mut res.final_outputs, o, block, &firsts, b))
         .map(|(((states, finals), outputs), final_outputs)| BlockOut { states, finals, outputs, final_outputs });
     let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(parts).collect();
-    run_blocks(spec, work, |first, out| run_block(plan, &w, &xl, h0, spec, first, block.min(b - first), out, ctl))?;
+    run_blocks(spec, team, work, |first, out| run_block(plan, &w, &xl, h0, spec, (first, block.min(b - first), team), out, ctl))?;
     // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills its
     // share of the states: flushes over ticks 0..its longest length, then Kept::zero_from.
     res.states = unsafe { states.filled() };

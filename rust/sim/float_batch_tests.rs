@@ -59,6 +59,12 @@ fn check_with<F: Float>(net: &SimpleRnn, batch: usize, steps: usize, seed: u64, 
         let got = try_lockstep(&plan, &xs, start, &spec, &Control::new()).expect("builtin").unwrap();
         let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
         let what = format!("{} {:?} batch {batch} steps {steps} keep {keep:?} fma {fma}", F::NAME, net.activation);
+        if threads > 1 {
+            // the units split between the threads (`unit_split`), whatever the weights' size
+            let split = crate::sim::unit_split::forced(threads, || try_lockstep(&plan, &xs, start, &spec, &Control::new())).expect("builtin").unwrap();
+            assert_eq!((bits(&split.states), bits(&split.final_states)), (bits(&want.states), bits(&want.final_states)), "{what} split");
+            assert_eq!((bits(&split.outputs), bits(&split.final_outputs)), (bits(&want.outputs), bits(&want.final_outputs)), "{what} split");
+        }
         let (states, outputs) = (batch * steps * plan.d, batch * steps * plan.n_out);
         let sizes = match keep {
             Keep::All => (states, outputs),

@@ -22,4 +22,5 @@ pub mod simd_round;
 pub mod ticker;
 pub mod counter_run;
 pub mod tile_kernel;
+pub mod unit_split;
 pub mod ziv;

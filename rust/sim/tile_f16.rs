@@ -232,10 +232,13 @@ mod tests {
         let mut emulated = init.clone();
         x86::accumulate_emulated_f16(&p, &z, ldz, ns, &mut emulated, fma);
         let mut loops = init.clone();
-        if fma {
-            portable::<half::f16, true>(&p, &z, ldz, ns, &mut loops);
-        } else {
-            portable::<half::f16, false>(&p, &z, ldz, ns, &mut loops);
+        // SAFETY: `loops` holds the ns rows; every panel, this call's alone.
+        unsafe {
+            if fma {
+                portable::<half::f16, true>(&p, &z, ldz, ns, loops.as_mut_ptr(), 0..p.up / p.pw);
+            } else {
+                portable::<half::f16, false>(&p, &z, ldz, ns, loops.as_mut_ptr(), 0..p.up / p.pw);
+            }
         }
         let what = format!("k {k} units {units} ns {ns} nr {nr} inf {inf} fma {fma}");
         assert!(same(&emulated, &loops), "emulated tile vs portable loops, {what}");

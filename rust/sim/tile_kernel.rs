@@ -127,11 +127,15 @@ pub fn accumulate<F: LaneFormat>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, 
     let term = Term { w: packed, z, ldz };
     check_term(&term, ns);
     assert!(acc.len() >= ns * packed.up);
-    #[cfg(target_arch = "x86_64")]
-    if let Some(done) = x86::affine::<F>(None, &[term], ns, acc, None, fma) {
-        return done;
+    let all = 0..packed.up / packed.pw;
+    // SAFETY: `acc` covers the ns rows (checked) and is borrowed mutably for the call.
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(done) = x86::affine::<F>(None, &[term], ns, acc.as_mut_ptr(), None, fma, all.clone()) {
+            return done;
+        }
+        portable_term::<F>(&term, ns, acc.as_mut_ptr(), fma, all);
     }
-    portable_term::<F>(&term, ns, acc, fma);
 }
 
 /// out (ns rows of stride `up`, the terms' common padded width) = bias (a row of `up`
@@ -141,19 +145,41 @@ pub fn accumulate<F: LaneFormat>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, 
 /// registers, except between chunks of KC values of k). Same bits as `fill_rows` then
 /// `accumulate` term by term.
 pub fn affine<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: &mut [F::C], fma: bool) {
+    assert!(out.len() >= ns * bias.len());
+    let Some(t0) = terms.first() else {
+        return crate::sim::block_io::fill_rows(&mut out[..ns * bias.len()], bias);
+    };
+    let panels = 0..t0.w.up / t0.w.pw;
+    // SAFETY: `out` covers the ns rows (checked) and is borrowed mutably for the call.
+    unsafe { affine_panels::<F>(bias, terms, ns, out.as_mut_ptr(), fma, panels) }
+}
+
+/// `affine` for the units of panels `panels` only (units panels.start·pw..panels.end·pw of
+/// every row; the others untouched): each computed value is `affine`'s, bit for bit, so
+/// disjoint ranges computed at the same time (`unit_split`) give `affine`'s rows.
+///
+/// # Safety
+/// `out` points to `ns` rows of `bias.len()` values, and nothing else reads or writes the
+/// units of `panels` in those rows during the call.
+pub unsafe fn affine_panels<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: *mut F::C, fma: bool, panels: std::ops::Range<usize>) {
     let up = bias.len();
-    assert!(out.len() >= ns * up && terms.iter().all(|t| t.w.up == up && t.w.pw == terms[0].w.pw));
-    if ns == 0 {
+    assert!(!terms.is_empty() && terms.iter().all(|t| t.w.up == up && t.w.pw == terms[0].w.pw) && panels.end <= up / terms[0].w.pw);
+    if ns == 0 || panels.is_empty() {
         return;
     }
     terms.iter().for_each(|t| check_term(t, ns));
     #[cfg(target_arch = "x86_64")]
-    if let Some(done) = x86::affine::<F>(Some(bias), terms, ns, out, None, fma) {
+    if let Some(done) = x86::affine::<F>(Some(bias), terms, ns, out, None, fma, panels.clone()) {
         return done;
     }
-    crate::sim::block_io::fill_rows(&mut out[..ns * up], bias);
+    let pw = terms[0].w.pw;
+    let units = panels.start * pw..panels.end * pw;
+    for s in 0..ns {
+        let row = std::slice::from_raw_parts_mut(out.add(s * up + units.start), units.len());
+        row.copy_from_slice(&bias[units.clone()]);
+    }
     for t in terms.iter().filter(|t| t.w.k > 0) {
-        portable_term::<F>(t, ns, out, fma);
+        portable_term::<F>(t, ns, out, fma, panels.clone());
     }
 }
 
@@ -186,8 +212,10 @@ pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: 
         return false;
     }
     terms.iter().for_each(|t| check_term(t, ns));
+    let all = 0..up / terms[0].w.pw;
+    // SAFETY: `out` covers the ns rows (checked) and is borrowed mutably for the call.
     #[cfg(target_arch = "x86_64")]
-    return x86::affine::<F>(Some(bias), terms, ns, out, Some(split), fma).is_some();
+    return unsafe { x86::affine::<F>(Some(bias), terms, ns, out.as_mut_ptr(), Some(split), fma, all).is_some() };
     #[cfg(not(target_arch = "x86_64"))]
     false
 }
@@ -196,21 +224,24 @@ fn check_term<C>(t: &Term<'_, C>, ns: usize) {
     assert!(t.w.k == 0 || t.z.len() >= (ns - 1) * t.ldz + t.w.k, "z rows do not cover the term");
 }
 
-fn portable_term<F: LaneFormat>(t: &Term<'_, F::C>, ns: usize, acc: &mut [F::C], fma: bool) {
+/// # Safety
+/// As `affine_panels`: `acc` holds `ns` rows of stride `t.w.up`, the units of `panels`
+/// this call's alone.
+unsafe fn portable_term<F: LaneFormat>(t: &Term<'_, F::C>, ns: usize, acc: *mut F::C, fma: bool, panels: std::ops::Range<usize>) {
     if fma {
-        portable::<F, true>(t.w, t.z, t.ldz, ns, acc)
+        portable::<F, true>(t.w, t.z, t.ldz, ns, acc, panels)
     } else {
-        portable::<F, false>(t.w, t.z, t.ldz, ns, acc)
+        portable::<F, false>(t.w, t.z, t.ldz, ns, acc, panels)
     }
 }
 
 /// The same operations in plain loops (the unit index innermost, so it vectorises).
-fn portable<F: LaneFormat, const FUSED: bool>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, acc: &mut [F::C]) {
+unsafe fn portable<F: LaneFormat, const FUSED: bool>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, acc: *mut F::C, panels: std::ops::Range<usize>) {
     let (k, pw, up) = (packed.k, packed.pw, packed.up);
-    for p in 0..up / pw {
+    for p in panels {
         let panel = &packed.data[p * k * pw..(p + 1) * k * pw];
         for s in 0..ns {
-            let a = &mut acc[s * up + p * pw..s * up + (p + 1) * pw];
+            let a = std::slice::from_raw_parts_mut(acc.add(s * up + p * pw), pw);
             for kk in 0..k {
                 let zk = z[s * ldz + kk];
                 for (x, &w) in a.iter_mut().zip(&panel[kk * pw..(kk + 1) * pw]) {

@@ -34,6 +34,8 @@ use crate::sim::float_batch::block_size;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::BatchSpec;
 use crate::sim::tile_kernel::{affine, affine_gates, GateSplit, Packed, Term};
+use crate::sim::unit_split::{affine_split, part, row_parts, team_size, Map};
+use rayon::prelude::*;
 use std::any::Any;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -93,6 +95,47 @@ struct LayerBlock<C> {
     gh: Vec<C>,
     /// gate-major pre-activations (`gated_pointwise`)
     pre: Vec<C>,
+    /// with the unit split (`unit_split`): one `pre` per range of the sequences
+    pre_parts: Vec<Vec<C>>,
+}
+
+/// One tick of layer `lb` with its units and sequences split between `team` tasks
+/// (`unit_split`): gi (unless given: layer 0's hoisted rows, with their stride) and gh by
+/// panels of units in one fork-join, then the elementwise part by ranges of the sequences,
+/// each with its own gate-major `pre` (the pre-activations gi + gh added there: the same
+/// rounded additions as the tiles' gate split).
+#[allow(clippy::too_many_arguments)]
+fn layer_tick_split<F: LaneFormat + Scalar>(g: &GatedPlan<F>, w: &GatedLanes<F::C>, lb: &mut LayerBlock<F::C>, input: (&[F::C], usize), hoisted: Option<(&[F::C], usize)>, ns: usize, active: Option<&[bool]>, (team, fma): (usize, bool)) {
+    let hsz = g.hidden;
+    let (xt, ht) = ([Term { w: &w.ih, z: input.0, ldz: input.1 }], [Term { w: &w.hh, z: &lb.h, ldz: hsz }]);
+    let gh = Map { bias: &w.b_hh, terms: &ht, ns, out: &mut lb.gh };
+    let (gi, stride_i) = match hoisted {
+        Some(rows) => {
+            affine_split::<F>(&mut [gh], fma, team);
+            rows
+        }
+        None => {
+            affine_split::<F>(&mut [Map { bias: &w.b_ih, terms: &xt, ns, out: &mut lb.gi }, gh], fma, team);
+            (&lb.gi[..], w.ih.up)
+        }
+    };
+    let gh = &lb.gh[..];
+    let one = |s0: usize, h: &mut [F::C], c: &mut [F::C], pre: &mut [F::C]| {
+        let n = h.len() / hsz;
+        let rows = GateRows { ns: n, gi: &gi[s0 * stride_i..], stride_i, gh: &gh[s0 * w.hh.up..], stride_h: w.hh.up };
+        let act = active.map(|a| &a[s0..s0 + n]);
+        match g.kind {
+            GatedKind::Gru => gru_block::<F>(g, &rows, pre, h, act, false),
+            _ => lstm_block::<F>(g, &rows, pre, h, c, act, false),
+        }
+    };
+    let parts = lb.pre_parts.len();
+    if parts == 1 {
+        return one(0, &mut lb.h, &mut lb.c, &mut lb.pre_parts[0]);
+    }
+    let hs = row_parts(&mut lb.h, hsz, parts);
+    let cs = if lb.c.is_empty() { (0..parts).map(|_| (0, &mut [][..])).collect() } else { row_parts(&mut lb.c, hsz, parts) };
+    hs.into_par_iter().zip(cs).zip(lb.pre_parts.par_iter_mut()).for_each(|(((s0, h), (_, c)), pre)| one(s0, h, c, pre));
 }
 
 /// One block's share of the batch's results (states and cells empty unless kept, and
@@ -104,9 +147,10 @@ struct BlockOut<'a, F> {
     final_c: Vec<Option<&'a mut [F]>>,
 }
 
-/// Runs sequences `first..first + ns` of the batch (`xl`: the batch's inputs as lanes).
+/// Runs sequences `first..first + ns` of the batch (`xl`: the batch's inputs as lanes),
+/// each tick split between `team` tasks when it is above 1 (`layer_tick_split`).
 #[allow(clippy::too_many_arguments)]
-fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>], lanes: &[Arc<GatedLanes<F::C>>], xl: &[F::C], starts: &Starts<F>, spec: &BatchSpec, first: usize, ns: usize, out: BlockOut<'_, F>, ctl: &Control) -> SimResult<()> {
+fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>], lanes: &[Arc<GatedLanes<F::C>>], xl: &[F::C], starts: &Starts<F>, spec: &BatchSpec, (first, ns, team): (usize, usize, usize), out: BlockOut<'_, F>, ctl: &Control) -> SimResult<()> {
     let (n, t_max) = (plan.input, spec.steps);
     let lens: Vec<usize> = (0..ns).map(|s| spec.length(first + s)).collect();
     let mut layers: Vec<LayerBlock<F::C>> = gated
@@ -115,8 +159,11 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
         .map(|(g, w)| {
             let hsz = g.hidden;
             let c = if g.has_cell_state() { vec![F::C::ZERO; ns * hsz] } else { Vec::new() };
-            let pre = vec![F::C::ZERO; regions(g.kind) * ns * hsz];
-            LayerBlock { h: vec![F::C::ZERO; ns * hsz], c, gi: vec![F::C::ZERO; ns * w.ih.up], gh: vec![F::C::ZERO; ns * w.hh.up], pre }
+            let pre_len = |n: usize| regions(g.kind) * n * hsz;
+            // with the unit split, one `pre` per range of the sequences (one range per task, at most one per sequence)
+            let parts = team.min(ns);
+            let (pre, pre_parts) = if team > 1 { (Vec::new(), (0..parts).map(|j| vec![F::C::ZERO; pre_len(part(ns, parts, j).len())]).collect()) } else { (vec![F::C::ZERO; pre_len(ns)], Vec::new()) };
+            LayerBlock { h: vec![F::C::ZERO; ns * hsz], c, gi: vec![F::C::ZERO; ns * w.ih.up], gh: vec![F::C::ZERO; ns * w.hh.up], pre, pre_parts }
         })
         .collect();
     for s in 0..ns {
@@ -160,23 +207,29 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             let (g, w) = (gated[l], &lanes[l]);
             let (below, rest) = layers.split_at_mut(l);
             let lb = &mut rest[0];
+            // layer 0, a small block: gi of `hoist` ticks per pass, each sequence's
+            // consecutive inputs (n apart) as the rows of one affine map
+            let hoisted = l == 0 && hoist > 1;
+            let up_i = w.ih.up;
+            if hoisted && t % hoist == 0 {
+                let rows = hoist.min(longest - t);
+                let xs: Vec<[Term<'_, F::C>; 1]> = (0..ns).map(|s| [Term { w: &w.ih, z: &xl[((first + s) * t_max + t) * n..], ldz: n }]).collect();
+                let mut maps: Vec<Map<'_, F::C>> = gi0.chunks_mut(hoist * up_i).zip(&xs).map(|(out, terms)| Map { bias: &w.b_ih, terms, ns: rows, out }).collect();
+                affine_split::<F>(&mut maps, spec.fma, team);
+            }
+            let hoisted_rows = hoisted.then(|| (&gi0[(t % hoist) * up_i..], hoist * up_i));
+            let (input, ldz) = if l == 0 { (&xl[(first * t_max + t) * n..], t_max * n) } else { (&below[l - 1].h[..], gated[l - 1].hidden) };
+            if team > 1 {
+                layer_tick_split(g, w, lb, (input, ldz), hoisted_rows, ns, act, (team, spec.fma));
+                continue;
+            }
             // gi = b_ih + W_ih x: sequence s's row at gi[s·gi_ld]
-            let (gi, gi_ld): (&[F::C], usize) = if l == 0 && hoist > 1 {
-                // layer 0, a small block: the rows of `hoist` ticks per pass, each
-                // sequence's consecutive inputs (n apart) as the rows of one affine map
-                let up = w.ih.up;
-                if t % hoist == 0 {
-                    let rows = hoist.min(longest - t);
-                    for s in 0..ns {
-                        let z = &xl[((first + s) * t_max + t) * n..];
-                        affine::<F>(&w.b_ih, &[Term { w: &w.ih, z, ldz: n }], rows, &mut gi0[s * hoist * up..], spec.fma);
-                    }
+            let (gi, gi_ld): (&[F::C], usize) = match hoisted_rows {
+                Some(rows) => rows,
+                None => {
+                    affine::<F>(&w.b_ih, &[Term { w: &w.ih, z: input, ldz }], ns, &mut lb.gi, spec.fma);
+                    (&lb.gi[..], up_i)
                 }
-                (&gi0[(t % hoist) * up..], hoist * up)
-            } else {
-                let (input, ldz) = if l == 0 { (&xl[(first * t_max + t) * n..], t_max * n) } else { (&below[l - 1].h[..], gated[l - 1].hidden) };
-                affine::<F>(&w.b_ih, &[Term { w: &w.ih, z: input, ldz }], ns, &mut lb.gi, spec.fma);
-                (&lb.gi[..], w.ih.up)
             };
             // gh = b_hh + W_hh h, its gates added to gi straight into `pre` where the tiles can
             let hh = [Term { w: &w.hh, z: &lb.h, ldz: g.hidden }];
@@ -239,7 +292,9 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         let per_seq = lanes.iter().zip(&gated).map(|(w, g)| (2 + regions(g.kind)) * g.hidden + w.ih.up + w.hh.up).sum::<usize>() + if spec.keep.states() { kept } else { 0 };
         let (b, t) = (spec.batch, spec.steps);
         let weight_bytes = lanes.iter().map(|w| w.ih.bytes() + w.hh.bytes()).sum();
-        let block = block_size(b, threads, per_seq * std::mem::size_of::<F::C>(), weight_bytes);
+        // large weights, small batches: the threads share every block's units (`unit_split`)
+        let team = team_size(threads, weight_bytes, b);
+        let block = block_size(b, threads / team, per_seq * std::mem::size_of::<F::C>(), weight_bytes);
         let firsts = block_firsts(b, block);
         let keep = spec.keep.states();
         let zero = F::from_lane(F::C::ZERO);
@@ -268,7 +323,7 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
             }
         }
         let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(per_block).collect();
-        run_blocks(spec, work, |f, out| run_block(plan, &gated, &lanes, &xl, starts, spec, f, block.min(b - f), out, ctl))?;
+        run_blocks(spec, team, work, |f, out| run_block(plan, &gated, &lanes, &xl, starts, spec, (f, block.min(b - f), team), out, ctl))?;
         // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills
         // its shares of the states and cells: flushes over ticks 0..its longest length,
         // then Kept::zero_from.

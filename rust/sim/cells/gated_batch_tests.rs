@@ -71,6 +71,15 @@ fn check_with<F: LaneFormat + Scalar>(net: &Stack, batch: usize, steps: usize, s
         let got = try_lockstep(&plan, &xs, &st, &spec, &Control::new()).expect("gated, builtin").unwrap();
         let bits = |v: &[F]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
         let what = format!("{} {} batch {batch} steps {steps} keep {keep:?} fma {fma}", F::NAME, net.label);
+        if threads > 1 {
+            // the units split between the threads (`unit_split`), whatever the weights' size
+            let split = crate::sim::unit_split::forced(threads, || try_lockstep(&plan, &xs, &st, &spec, &Control::new())).expect("gated, builtin").unwrap();
+            assert_eq!((bits(&split.states), bits(&split.cells)), (bits(&want.states), bits(&want.cells)), "{what} split");
+            for l in 0..plan.layers.len() {
+                assert_eq!(bits(&split.final_h[l]), bits(&want.final_h[l]), "{what} split layer {l}");
+                assert_eq!(split.final_c[l].as_ref().map(|c| bits(c)), want.final_c[l].as_ref().map(|c| bits(c)), "{what} split layer {l}");
+            }
+        }
         let kept = batch * steps * plan.top_hidden();
         let sizes = match keep {
             Keep::All => (kept, if top_cell { kept } else { 0 }),
