@@ -102,6 +102,23 @@ fn tiles_equal_the_sequential_definition_bit_for_bit() {
     }
 }
 
+/// Blocks of one or two sequences run tiles of 4 panels side by side (`tile_x86`: the
+/// panels in groups of 4, then one at a time): the same bits, for panel counts 4–9 (with
+/// the bias, two terms spanning a KC pass boundary, and accumulating).
+#[test]
+fn wide_tiles_of_one_or_two_sequences_give_the_same_bits() {
+    for ns in [1, 2] {
+        for units in [64, 100, 140, 290] {
+            for nr in [1, 2] {
+                for fma in [false, true] {
+                    every_format!(check(37, units, ns, nr, fma));
+                    every_format!(check_affine(&[9, 300], units, ns, nr, fma));
+                }
+            }
+        }
+    }
+}
+
 /// Weights above 1 MiB take the prefetching path (`tile_x86::Prefetch`: the tiles fetch
 /// the next panel's slice, or the next pass's first one, as they run): the same bits.
 #[test]

@@ -118,6 +118,8 @@ type Terms<'a, C> = [TermRef<'a, C>];
 #[derive(Clone, Copy)]
 pub(super) struct Seg<C> {
     panel: *const C,
+    /// values from one panel of the term to the next (k·pw)
+    pstride: usize,
     z: *const C,
     ldz: usize,
     k0: usize,
@@ -145,23 +147,20 @@ pub(super) struct Dest<C> {
     ld_add: usize,
 }
 
-/// One tile: `M` sequences (from `s0`) × `N` vectors, the accumulators starting from the
-/// row `init` (every sequence), or from `acc` when `init` is null, then the products of
-/// every segment in order (k ascending), fused when `FUSED`; stored to `dest`.
+/// One tile: `M` sequences (from `s0`) × `P` panels side by side (from each segment's
+/// `panel`, `pstride` apart) × `N` vectors each, the accumulators starting from the row
+/// `init` (every sequence), or from `acc` when `init` is null, then the products of every
+/// segment in order (k ascending), fused when `FUSED`; stored to `dest`. P > 1 gives a
+/// tile of one or two sequences P·N independent chains of operations (one panel's N would
+/// leave the FMA units waiting on each other's latency).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: &[Seg<O::C>], pw: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize, dest: &[Dest<O::C>; N], mut pf: Prefetch) {
-    let mut a: [[O::V; N]; M] = [[O::splat(acc); N]; M];
-    if init.is_null() {
-        for (s, row) in a.iter_mut().enumerate() {
-            for (r, v) in row.iter_mut().enumerate() {
-                *v = O::load(acc.add(s * lda + r * O::L));
-            }
-        }
-    } else {
-        for row in a.iter_mut() {
-            for (r, v) in row.iter_mut().enumerate() {
-                *v = O::load(init.add(r * O::L));
+unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUSED: bool>(segs: &[Seg<O::C>], pw: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize, dest: &[[Dest<O::C>; N]; P], mut pf: Prefetch) {
+    let mut a: [[[O::V; N]; P]; M] = [[[O::splat(acc); N]; P]; M];
+    for (s, row) in a.iter_mut().enumerate() {
+        for (p, vs) in row.iter_mut().enumerate() {
+            for (r, v) in vs.iter_mut().enumerate() {
+                *v = if init.is_null() { O::load(acc.add(s * lda + p * pw + r * O::L)) } else { O::load(init.add(p * pw + r * O::L)) };
             }
         }
     }
@@ -173,25 +172,29 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: 
         for chunk in seg.chunks() {
             pf.tick();
             for k in chunk {
-                let wp = panel.add(k * pw);
-                let mut w: [O::V; N] = [O::splat(wp); N];
-                for (r, v) in w.iter_mut().enumerate() {
-                    *v = O::load(wp.add(r * O::L));
+                let mut w: [[O::V; N]; P] = [[O::splat(panel); N]; P];
+                for (p, wv) in w.iter_mut().enumerate() {
+                    let wp = panel.add(p * seg.pstride + k * pw);
+                    for (r, v) in wv.iter_mut().enumerate() {
+                        *v = O::load(wp.add(r * O::L));
+                    }
                 }
                 for (s, row) in a.iter_mut().enumerate() {
                     let zp = z.add(s * ldz + k);
-                    if FUSED {
-                        for (x, &wv) in row.iter_mut().zip(w.iter()) {
-                            *x = O::fma_splat(*x, wv, zp);
-                        }
-                    } else if O::SPLAT_IN_MUL {
-                        for (x, &wv) in row.iter_mut().zip(w.iter()) {
-                            *x = O::add(*x, O::mul_splat(wv, zp));
-                        }
-                    } else {
-                        let zb = O::splat(zp);
-                        for (x, &wv) in row.iter_mut().zip(w.iter()) {
-                            *x = O::add(*x, O::mul(wv, zb));
+                    for (xs, wv) in row.iter_mut().zip(w.iter()) {
+                        if FUSED {
+                            for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
+                                *x = O::fma_splat(*x, wv, zp);
+                            }
+                        } else if O::SPLAT_IN_MUL {
+                            for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
+                                *x = O::add(*x, O::mul_splat(wv, zp));
+                            }
+                        } else {
+                            let zb = O::splat(zp);
+                            for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
+                                *x = O::add(*x, O::mul(wv, zb));
+                            }
                         }
                     }
                 }
@@ -199,9 +202,11 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const FUSED: bool>(segs: 
         }
     }
     for (s, row) in a.iter().enumerate() {
-        for (&v, d) in row.iter().zip(dest) {
-            let v = if d.add.is_null() { v } else { O::add(O::load(d.add.add((s0 + s) * d.ld_add)), v) };
-            O::store(d.ptr.add((s0 + s) * d.ld), v);
+        for (vs, ds) in row.iter().zip(dest) {
+            for (&v, d) in vs.iter().zip(ds) {
+                let v = if d.add.is_null() { v } else { O::add(O::load(d.add.add((s0 + s) * d.ld_add)), v) };
+                O::store(d.ptr.add((s0 + s) * d.ld), v);
+            }
         }
     }
 }
@@ -222,6 +227,9 @@ pub(super) struct GateStore<C> {
 const PF_CHUNK: usize = 8;
 /// Fewest sequences in a block for the tiles to prefetch streamed weights.
 const PF_MIN_ROWS: usize = 4;
+/// Blocks of at most this many sequences run tiles of `WIDE_PANELS` panels.
+const WIDE_ROWS: usize = 2;
+const WIDE_PANELS: usize = 4;
 
 /// The segments of one pass over global k in start..end (term i covers base..base + k),
 /// each with its term's panel 0, and (packed data, term k) of each. Filled in place (a
@@ -236,7 +244,7 @@ struct Pass<C> {
 
 impl<C: Copy> Pass<C> {
     fn new(dummy: *const C) -> Self {
-        Pass { segs: [Seg { panel: dummy, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS], owners: [(dummy, 0); MAX_TERMS], n: 0, ticks: 0 }
+        Pass { segs: [Seg { panel: dummy, pstride: 0, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS], owners: [(dummy, 0); MAX_TERMS], n: 0, ticks: 0 }
     }
 
     #[inline(always)]
@@ -246,7 +254,7 @@ impl<C: Copy> Pass<C> {
         for &(p, z, ldz) in terms {
             let (k0, k1) = (start.max(base), end.min(base + p.k));
             if k0 < k1 {
-                self.segs[self.n] = Seg { panel: p.data.as_ptr(), z: z.as_ptr(), ldz, k0: k0 - base, k1: k1 - base };
+                self.segs[self.n] = Seg { panel: p.data.as_ptr(), pstride: p.k * p.pw, z: z.as_ptr(), ldz, k0: k0 - base, k1: k1 - base };
                 self.owners[self.n] = (p.data.as_ptr(), p.k);
                 self.n += 1;
             }
@@ -372,16 +380,8 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
             ahead.fill(terms, end, (end + KC).min(total));
         }
         let (segs, owners, nseg, ticks) = (&mut pass.segs, &pass.owners, pass.n, pass.ticks);
-        for q in panels.clone() {
-            for (seg, &(data, k)) in segs.iter_mut().zip(owners).take(nseg) {
-                seg.panel = data.add(q * k * pw);
-            }
-            let init = match bias {
-                Some(b) if first => b.as_ptr().add(q * pw),
-                _ => std::ptr::null(),
-            };
-            let (segs, aq) = (&segs[..nseg], ap.add(q * pw));
-            let dest: [Dest<O::C>; N] = std::array::from_fn(|r| {
+        let dest_of = |q: usize| -> [Dest<O::C>; N] {
+            std::array::from_fn(|r| {
                 let i0 = q * pw + r * O::L;
                 let row = Dest { ptr: ap.add(i0), ld: up, add: std::ptr::null(), ld_add: 0 };
                 match gates {
@@ -391,7 +391,32 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                     },
                     _ => row,
                 }
-            });
+            })
+        };
+        let mut q = panels.start;
+        while q < panels.end {
+            for (seg, &(data, k)) in segs.iter_mut().zip(owners).take(nseg) {
+                seg.panel = data.add(q * k * pw);
+            }
+            let init = match bias {
+                Some(b) if first => b.as_ptr().add(q * pw),
+                _ => std::ptr::null(),
+            };
+            let (segs, aq) = (&segs[..nseg], ap.add(q * pw));
+            if ns <= WIDE_ROWS && q + WIDE_PANELS <= panels.end {
+                // one or two sequences: WIDE_PANELS panels per tile (nothing is prefetched
+                // for blocks this small: PF_MIN_ROWS)
+                debug_assert!(!streamed);
+                let dest: [[Dest<O::C>; N]; WIDE_PANELS] = std::array::from_fn(|p| dest_of(q + p));
+                let pf = NextSlice::default().share(0, 1, ticks);
+                match ns {
+                    2 => tile::<O, 2, N, WIDE_PANELS, FUSED>(segs, pw, 0, init, aq, up, &dest, pf),
+                    _ => tile::<O, 1, N, WIDE_PANELS, FUSED>(segs, pw, 0, init, aq, up, &dest, pf),
+                }
+                q += WIDE_PANELS;
+                continue;
+            }
+            let dest = [dest_of(q)];
             // the slice the next panel (or the next pass's first panel) reads, fetched into
             // L2 while this panel's tiles run
             let next = if !streamed {
@@ -409,17 +434,18 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                 let m = (ns - s0).min(MR);
                 let pf = next.share(s0 / MR, groups, ticks);
                 match m {
-                    8 => tile::<O, 8, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    7 => tile::<O, 7, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    6 => tile::<O, 6, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    5 => tile::<O, 5, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    4 => tile::<O, 4, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    3 => tile::<O, 3, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    2 => tile::<O, 2, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    _ => tile::<O, 1, N, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    8 => tile::<O, 8, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    7 => tile::<O, 7, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    6 => tile::<O, 6, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    5 => tile::<O, 5, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    4 => tile::<O, 4, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    3 => tile::<O, 3, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    2 => tile::<O, 2, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+                    _ => tile::<O, 1, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
                 }
                 s0 += m;
             }
+            q += 1;
         }
         first = false;
         start = end;
@@ -581,7 +607,7 @@ mod prefetch_tests {
         // a slice of k rows starting mid-line covers the partial lines at both ends
         let data = vec![0f32; 4096];
         let owner = [(data.as_ptr(), 64usize)];
-        let seg = [Seg { panel: data.as_ptr(), z: data.as_ptr(), ldz: 0, k0: 1, k1: 3 }];
+        let seg = [Seg { panel: data.as_ptr(), pstride: 64 * 16, z: data.as_ptr(), ldz: 0, k0: 1, k1: 3 }];
         let next = NextSlice::of(&seg, &owner, 1, 16);
         let (lo, hi) = (data.as_ptr() as usize + (64 + 1) * 16 * 4, data.as_ptr() as usize + (64 + 3) * 16 * 4);
         let (first, n) = next.ranges[0];
