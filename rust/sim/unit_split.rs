@@ -13,6 +13,9 @@
 //!    streams 1/team of the weights, and with fewer bytes than L2 none at all;
 //! 2. the elementwise part (activations, gate updates) on `team` ranges of the sequences.
 //!
+//! (Layer 0's input rows of several ticks, hoisted in small blocks, are split the same way
+//! as step 1, once per pass.)
+//!
 //! The two steps are fork-joins (rayon), so a tick's maps read the previous tick's states
 //! only after every part has written them. No element's operations change, only which
 //! thread performs them: the bits are those of the per-sequence engines (tested with the
@@ -63,8 +66,8 @@ pub fn part(n: usize, parts: usize, j: usize) -> Range<usize> {
 #[derive(Clone, Copy)]
 struct Rows<C>(*mut C);
 // SAFETY: the parts that receive a copy write disjoint units of the rows (`affine_split`).
-unsafe impl<C> Send for Rows<C> {}
-unsafe impl<C> Sync for Rows<C> {}
+unsafe impl<C: Send> Send for Rows<C> {}
+unsafe impl<C: Send> Sync for Rows<C> {}
 
 /// One affine map of `affine_split`: out (ns rows) = bias, then + each term's products.
 pub struct Map<'a, C> {
