@@ -227,16 +227,18 @@ pub(super) struct GateStore<C> {
 const PF_CHUNK: usize = 8;
 /// Fewest sequences in a block for the tiles to prefetch streamed weights.
 const PF_MIN_ROWS: usize = 4;
-/// Blocks of at most this many sequences run tiles of `WIDE_PANELS` panels.
+/// Blocks of at most this many sequences run tiles of `WIDE_PANELS` panels (never
+/// prefetching: fewer than PF_MIN_ROWS).
 const WIDE_ROWS: usize = 2;
 const WIDE_PANELS: usize = 4;
+const _: () = assert!(WIDE_ROWS < PF_MIN_ROWS);
 
 /// The segments of one pass over global k in start..end (term i covers base..base + k),
-/// each with its term's panel 0, and (packed data, term k) of each. Filled in place (a
+/// and the packed data (panel 0) of each segment's term. Filled in place (a
 /// returned copy costs a store-forwarding stall per call, which batch 1 pays every tick).
 struct Pass<C> {
     segs: [Seg<C>; MAX_TERMS],
-    owners: [(*const C, usize); MAX_TERMS],
+    data: [*const C; MAX_TERMS],
     n: usize,
     /// prefetch steps of a tile over the pass (`Seg::chunks` of every segment)
     ticks: usize,
@@ -244,7 +246,7 @@ struct Pass<C> {
 
 impl<C: Copy> Pass<C> {
     fn new(dummy: *const C) -> Self {
-        Pass { segs: [Seg { panel: dummy, pstride: 0, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS], owners: [(dummy, 0); MAX_TERMS], n: 0, ticks: 0 }
+        Pass { segs: [Seg { panel: dummy, pstride: 0, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS], data: [dummy; MAX_TERMS], n: 0, ticks: 0 }
     }
 
     #[inline(always)]
@@ -255,7 +257,7 @@ impl<C: Copy> Pass<C> {
             let (k0, k1) = (start.max(base), end.min(base + p.k));
             if k0 < k1 {
                 self.segs[self.n] = Seg { panel: p.data.as_ptr(), pstride: p.k * p.pw, z: z.as_ptr(), ldz, k0: k0 - base, k1: k1 - base };
-                self.owners[self.n] = (p.data.as_ptr(), p.k);
+                self.data[self.n] = p.data.as_ptr();
                 self.n += 1;
             }
             base += p.k;
@@ -273,12 +275,12 @@ struct NextSlice {
 }
 
 impl NextSlice {
-    /// Panel `q`'s slice of the segments `segs` (whose term data and k are `owners`).
-    fn of<C>(segs: &[Seg<C>], owners: &[(*const C, usize)], q: usize, pw: usize) -> Self {
+    /// Panel `q`'s slice of the segments `segs` (whose terms' packed data are `data`).
+    fn of<C>(segs: &[Seg<C>], data: &[*const C], q: usize, pw: usize) -> Self {
         let mut next = Self::default();
-        for (i, (seg, &(data, k))) in segs.iter().zip(owners).enumerate() {
+        for (i, (seg, &data)) in segs.iter().zip(data).enumerate() {
             let size = std::mem::size_of::<C>();
-            let lo = data as usize + (q * k + seg.k0) * pw * size;
+            let lo = data as usize + (q * seg.pstride + seg.k0 * pw) * size;
             let hi = lo + (seg.k1 - seg.k0) * pw * size;
             let first = lo & !63;
             let lines = (hi - first).div_ceil(64);
@@ -379,7 +381,7 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
         if streamed && end < total {
             ahead.fill(terms, end, (end + KC).min(total));
         }
-        let (segs, owners, nseg, ticks) = (&mut pass.segs, &pass.owners, pass.n, pass.ticks);
+        let (segs, data, nseg, ticks) = (&mut pass.segs, &pass.data, pass.n, pass.ticks);
         let dest_of = |q: usize| -> [Dest<O::C>; N] {
             std::array::from_fn(|r| {
                 let i0 = q * pw + r * O::L;
@@ -395,8 +397,8 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
         };
         let mut q = panels.start;
         while q < panels.end {
-            for (seg, &(data, k)) in segs.iter_mut().zip(owners).take(nseg) {
-                seg.panel = data.add(q * k * pw);
+            for (seg, &data) in segs.iter_mut().zip(data).take(nseg) {
+                seg.panel = data.add(q * seg.pstride);
             }
             let init = match bias {
                 Some(b) if first => b.as_ptr().add(q * pw),
@@ -406,7 +408,6 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
             if ns <= WIDE_ROWS && q + WIDE_PANELS <= panels.end {
                 // one or two sequences: WIDE_PANELS panels per tile (nothing is prefetched
                 // for blocks this small: PF_MIN_ROWS)
-                debug_assert!(!streamed);
                 let dest: [[Dest<O::C>; N]; WIDE_PANELS] = std::array::from_fn(|p| dest_of(q + p));
                 let pf = NextSlice::default().share(0, 1, ticks);
                 match ns {
@@ -422,9 +423,9 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
             let next = if !streamed {
                 NextSlice::default()
             } else if q + 1 < panels.end {
-                NextSlice::of(segs, &owners[..nseg], q + 1, pw)
+                NextSlice::of(segs, &data[..nseg], q + 1, pw)
             } else if end < total {
-                NextSlice::of(&ahead.segs[..ahead.n], &ahead.owners[..ahead.n], panels.start, pw)
+                NextSlice::of(&ahead.segs[..ahead.n], &ahead.data[..ahead.n], panels.start, pw)
             } else {
                 NextSlice::default()
             };
@@ -606,7 +607,7 @@ mod prefetch_tests {
         assert_eq!((0..5).map(|i| slice.line(i)).collect::<Vec<_>>(), [4096, 4160, 4224, 65536, 65600]);
         // a slice of k rows starting mid-line covers the partial lines at both ends
         let data = vec![0f32; 4096];
-        let owner = [(data.as_ptr(), 64usize)];
+        let owner = [data.as_ptr()];
         let seg = [Seg { panel: data.as_ptr(), pstride: 64 * 16, z: data.as_ptr(), ldz: 0, k0: 1, k1: 3 }];
         let next = NextSlice::of(&seg, &owner, 1, 16);
         let (lo, hi) = (data.as_ptr() as usize + (64 + 1) * 16 * 4, data.as_ptr() as usize + (64 + 3) * 16 * 4);
