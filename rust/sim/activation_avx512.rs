@@ -101,6 +101,20 @@ unsafe fn approx16<A: Approximated>(x: __m512) -> (__m512, __m512) {
     (_mm512_mask_blend_ps(nan, down, quiet), _mm512_mask_blend_ps(nan, up, quiet))
 }
 
+/// `A` on 16 values in registers (the single-sequence kernel, `gated_single`): the decided
+/// results, the undecided lanes (rare) from the scalar fallback through memory.
+#[inline(always)]
+pub(crate) unsafe fn apply16<A: Approximated>(x: __m512) -> __m512 {
+    let (down, up) = approx16::<A>(x);
+    let undecided = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(down), _mm512_castps_si512(up));
+    if undecided == 0 {
+        return down;
+    }
+    let mut buf = [0f32; 16];
+    finish::<A>(buf.as_mut_ptr(), x, (down, up), 16);
+    _mm512_loadu_ps(buf.as_ptr())
+}
+
 /// Stores the first m decided results at p, the undecided ones from the scalar fallback.
 #[inline(always)]
 unsafe fn finish<A: Approximated>(p: *mut f32, x: __m512, (down, up): (__m512, __m512), m: usize) {
@@ -323,3 +337,4 @@ mod timing {
         }
     }
 }
+

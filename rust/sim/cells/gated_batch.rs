@@ -27,6 +27,7 @@ use crate::sim::cancel::Control;
 use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
+use crate::sim::cells::gated_single::{self, LayerState, RegLayer};
 use crate::sim::cells::gated_pointwise::{gate_regions, gru_block, lstm_block, regions, GateRows};
 use crate::sim::cells::run::{CellBatch, Starts};
 use crate::sim::cells::{LayerPlan, StackPlan};
@@ -46,6 +47,8 @@ pub struct GatedLanes<C> {
     b_ih: Vec<C>,
     hh: Packed<C>,
     b_hh: Vec<C>,
+    /// the f32 layer in the single-sequence kernel's layout (`gated_single`), when it runs there
+    single: Option<gated_single::RegLayer>,
 }
 
 fn pack<F: LaneFormat + Scalar>(a: &crate::sim::cells::affine::DenseAffine<F>) -> (Packed<F::C>, Vec<F::C>) {
@@ -69,7 +72,8 @@ fn lanes_of<F: LaneFormat + Scalar>(g: &GatedPlan<F>) -> Arc<GatedLanes<F::C>> {
         .lockstep
         .get_or_init(|| {
             let ((ih, b_ih), (hh, b_hh)) = (pack(&g.ih), pack(&g.hh));
-            Arc::new(GatedLanes { ih, b_ih, hh, b_hh }) as Arc<dyn Any + Send + Sync>
+            let single = (g as &dyn Any).downcast_ref::<GatedPlan<f32>>().and_then(gated_single::pack);
+            Arc::new(GatedLanes { ih, b_ih, hh, b_hh, single }) as Arc<dyn Any + Send + Sync>
         })
         .clone();
     any.downcast::<GatedLanes<F::C>>().expect("the cached weights have the plan's lane type")
@@ -182,12 +186,18 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
     let top = gated.len() - 1;
     // the top layer's cell states are kept only with keep="all"
     let (htop, top_cell) = (gated[top].hidden, gated[top].has_cell_state() && spec.keep.extras());
-    let mut out = out;
+    let kept = Kept::new::<F>(spec.batch, t_max, htop);
+    if let Some(single) = single_layers(lanes, ns, team) {
+        // one sequence, small layers: the register kernel (`gated_single`)
+        let mut state: Vec<LayerState<'_>> = layers.iter_mut().map(|lb| LayerState { h: cast_mut(&mut lb.h), c: cast_mut(&mut lb.c) }).collect();
+        let (states, cells) = (spec.keep.states().then(|| cast_mut(&mut *out.states)), top_cell.then(|| cast_mut(&mut *out.cells)));
+        gated_single::run(&single, cast_slice(&xl[first * t_max * n..]), n, lens[0], &mut state, states, cells, spec.fma, ctl)?;
+        return Ok(finish(out, &layers, &kept, lens[0], 1, ctl));
+    }
     let longest = lens.iter().copied().max().unwrap_or(0);
     let shortest = lens.iter().copied().min().unwrap_or(0);
     let mut active = vec![true; ns];
     // kept rows of the top layer, flushed every `chunk` ticks (`block_results`)
-    let kept = Kept::new::<F>(spec.batch, t_max, htop);
     let chunk = ticks_per_flush(spec.keep.states(), htop * std::mem::size_of::<F>(), t_max);
     let kept_len = if spec.keep.states() { chunk * ns * htop } else { 0 };
     let (mut kept_h, mut kept_c) = (vec![F::C::ZERO; kept_len], vec![F::C::ZERO; if top_cell { kept_len } else { 0 }]);
@@ -262,6 +272,12 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             }
         }
     }
+    Ok(finish(out, &layers, &kept, longest, ns, ctl))
+}
+
+/// The block's last steps: kept rows from tick `longest` on zeroed, every layer's final h
+/// and c stored, `ns` sequences counted done.
+fn finish<F: LaneFormat + Scalar>(mut out: BlockOut<'_, F>, layers: &[LayerBlock<F::C>], kept: &Kept, longest: usize, ns: usize, ctl: &Control) {
     kept.zero_from::<F>(out.states, longest);
     kept.zero_from::<F>(out.cells, longest);
     for (l, lb) in layers.iter().enumerate() {
@@ -271,7 +287,16 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
         }
     }
     ctl.advance(ns as u64);
-    Ok(())
+}
+
+/// Every layer's `gated_single` weights when a block of `ns` sequences on a team of `team`
+/// runs there: one sequence on one thread, every layer packed for it (f32, hidden ≤
+/// `gated_single::MAX_HIDDEN`), and the CPU able.
+fn single_layers<C>(lanes: &[Arc<GatedLanes<C>>], ns: usize, team: usize) -> Option<Vec<&RegLayer>> {
+    if ns != 1 || team != 1 || !gated_single::available() {
+        return None;
+    }
+    lanes.iter().map(|w| w.single.as_ref()).collect()
 }
 
 /// The lock-step batch when every layer is gated (same results as
@@ -352,6 +377,12 @@ fn cast_slice<A: 'static, B: 'static>(s: &[A]) -> &[B] {
     assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
     // SAFETY: A and B are the same type (checked above).
     unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<B>(), s.len()) }
+}
+
+fn cast_mut<A: 'static, B: 'static>(s: &mut [A]) -> &mut [B] {
+    assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
+    // SAFETY: A and B are the same type (checked above).
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<B>(), s.len()) }
 }
 
 #[cfg(test)]

@@ -218,3 +218,38 @@ fn input_rows_hoisted_over_several_passes_equal_the_per_sequence_engine() {
         }
     }
 }
+
+#[test]
+fn one_sequence_of_small_layers_in_registers_equals_the_per_sequence_engine() {
+    // batch 1 (and one sequence per thread) in f32 runs `gated_single` when every layer's
+    // hidden size is at most 64: sizes around its vectors of 16, every cell, all
+    // activations, both fma settings (check_with), and a 3-layer stack over several chunks
+    let plan_of = |net: &Stack| StackPlan::<f32>::new(net).unwrap();
+    let registers = |plan: &StackPlan<f32>, ns: usize| {
+        let lanes: Vec<Arc<GatedLanes<f32>>> = plan.layers.iter().map(|l| if let LayerPlan::Gated(g) = l { lanes_of(g) } else { unreachable!() }).collect();
+        single_layers(&lanes, ns, 1).is_some()
+    };
+    for (i, h) in [1, 7, 16, 17, 33, 48, 64].into_iter().enumerate() {
+        for kind in ["lstm", "gru", "doubling_lstm"] {
+            let net = Stack::new(kind, vec![gated(kind, h, 3, 100 + i as u64, &[])]).unwrap();
+            assert_eq!(registers(&plan_of(&net), 1), gated_single::available(), "{kind} {h}");
+            assert!(!registers(&plan_of(&net), 2));
+            check::<f32>(&net, 1, 40, 7 + i as u64);
+            // one sequence per thread
+            check::<f32>(&net, 2, 9, 8 + i as u64);
+        }
+    }
+    let wide = Stack::new("lstm", vec![gated("lstm", 65, 3, 1, &[])]).unwrap();
+    assert!(!registers(&plan_of(&wide), 1), "hidden 65 runs on the tiles");
+    let acts = ["identity", "relu", "slu", "step", "tanh", "sigmoid", "sign", "sat_sigmoid"];
+    for (i, a) in acts.iter().enumerate() {
+        let b = acts[(i + 3) % acts.len()];
+        let lstm = gated("lstm", 9, 2, 30 + i as u64, &[("gate", a), ("candidate", b), ("output", acts[(i + 5) % acts.len()])]);
+        check::<f32>(&Stack::new("lstm", vec![lstm]).unwrap(), 1, 25, 40 + i as u64);
+        let gru = gated("gru", 9, 2, 50 + i as u64, &[("gate", a), ("candidate", b)]);
+        check::<f32>(&Stack::new("gru", vec![gru]).unwrap(), 1, 25, 60 + i as u64);
+    }
+    let deep = Stack::new("stacked", vec![gated("gru", 20, 4, 1, &[]), gated("doubling_lstm", 5, 20, 2, &[]), gated("lstm", 16, 5, 3, &[])]).unwrap();
+    assert!(registers(&plan_of(&deep), 1) == gated_single::available());
+    check::<f32>(&deep, 1, 1300, 90);
+}

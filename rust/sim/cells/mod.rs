@@ -12,6 +12,7 @@ pub mod feedforward;
 pub mod gated;
 pub mod gated_batch;
 pub mod gated_pointwise;
+pub mod gated_single;
 pub mod qrnn;
 pub mod run;
 pub mod second_order;
