@@ -31,6 +31,9 @@ use std::mem::MaybeUninit;
 pub const MAX_HIDDEN: usize = 64;
 /// Ticks per chunk of a stack (the inputs of the next layer, chunk × hidden values).
 const CHUNK: usize = 512;
+/// Bytes of gi rows computed ahead of the recurrent ticks (so that the ticks hold only gh
+/// in registers: 16 vectors at hidden 64, where gi and gh together would spill).
+const GI_BYTES: usize = 32 * 1024;
 
 /// One gated layer's weights for this kernel: W_ih and W_hh transposed (k-major), each
 /// column's gate blocks padded to Q·16 units; biases the same.
@@ -184,18 +187,23 @@ unsafe fn run_layer(_: &RegLayer, _: *const f32, _: usize, _: usize, _: &mut [f3
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::RegLayer;
+    use super::{RegLayer, GI_BYTES};
     use crate::net::activation::Activation;
     use crate::sim::activation_avx512::apply16;
     use crate::sim::fast_sigmoid::Sigmoid;
     use crate::sim::fast_tanh::Tanh;
     use std::arch::x86_64::*;
 
+    /// The lanes where v > c (false for NaN).
+    #[inline(always)]
+    unsafe fn gt(v: __m512, c: __m512) -> __mmask16 {
+        _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, c)
+    }
+
     /// `act` on 16 lanes, as `float_batch::activate` on each.
     #[inline(always)]
     unsafe fn act(a: Activation, x: __m512) -> __m512 {
         let (zero, one) = (_mm512_setzero_ps(), _mm512_set1_ps(1.0));
-        let gt = |v: __m512, c: __m512| _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, c);
         match a {
             Activation::Identity => x,
             Activation::Tanh => apply16::<Tanh>(x),
@@ -257,22 +265,73 @@ mod x86 {
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn lstm<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
-        let hp = h.as_mut_ptr();
-        let mut cv: [__m512; Q] = std::array::from_fn(|q| _mm512_loadu_ps(c.as_ptr().add(q * 16)));
+        let mut rows = [0f32; GI_BYTES / 4];
+        let per = G * Q * 16;
+        let mut t0 = 0;
+        while t0 < ticks {
+            let n = (rows.len() / per).min(ticks - t0);
+            input_rows::<Q, G, FUSED>(l, x.add(t0 * ldx), ldx, n, rows.as_mut_ptr());
+            lstm_ticks::<Q, G, FUSED>(l, rows.as_ptr(), n, h, c, row_at(hs, t0 * l.hidden), row_at(cs, t0 * l.hidden));
+            t0 += n;
+        }
+    }
+
+    /// gi = b_ih + W_ih x_t of `ticks` ticks (rows of G·Q vectors at `rows`).
+    #[inline(always)]
+    unsafe fn input_rows<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, rows: *mut f32) {
         for t in 0..ticks {
             let gi = affine::<Q, G, FUSED>(l.w_ih.as_ptr(), l.b_ih.as_ptr(), x.add(t * ldx), l.inputs);
-            let gh = affine::<Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), hp, l.hidden);
-            for q in 0..Q {
-                let pre = |g: usize| _mm512_add_ps(gi[g][q], gh[g][q]);
-                let i = act(l.gate, pre(0));
-                let mut f = act(l.gate, pre(1));
-                if G == 5 {
-                    f = _mm512_add_ps(f, act(l.gate, pre(2)));
+            for (g, row) in gi.iter().enumerate() {
+                for (q, v) in row.iter().enumerate() {
+                    _mm512_storeu_ps(rows.add(((t * G + g) * Q + q) * 16), *v);
                 }
-                let g = act(l.candidate, pre(G - 2));
-                let o = act(l.gate, pre(G - 1));
-                cv[q] = _mm512_add_ps(_mm512_mul_ps(f, cv[q]), _mm512_mul_ps(i, g));
-                let hv = _mm512_mul_ps(o, act(l.output, cv[q]));
+            }
+        }
+    }
+
+    /// p + offset, or null for null (no rows kept).
+    #[inline(always)]
+    unsafe fn row_at(p: *mut f32, offset: usize) -> *mut f32 {
+        if p.is_null() { p } else { p.add(offset) }
+    }
+
+    /// The rows of gi at `gi` (`input_rows`) and the vector q of gate g of tick t.
+    #[inline(always)]
+    unsafe fn gi_at<const Q: usize, const G: usize>(gi: *const f32, t: usize, g: usize, q: usize) -> __m512 {
+        _mm512_loadu_ps(gi.add(((t * G + g) * Q + q) * 16))
+    }
+
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn lstm_ticks<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, gi: *const f32, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+        let hp = h.as_mut_ptr();
+        // (plain loops here, no closures: a closure would not inherit the target features,
+        // and the intrinsics in it would become calls)
+        let mut cv = [_mm512_setzero_ps(); Q];
+        for (q, v) in cv.iter_mut().enumerate() {
+            *v = _mm512_loadu_ps(c.as_ptr().add(q * 16));
+        }
+        for t in 0..ticks {
+            let gh = affine::<Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), hp, l.hidden);
+            // each stage for every vector before the next stage (independent chains side by
+            // side, so that the core overlaps their latencies)
+            let mut a = [[_mm512_setzero_ps(); Q]; G];
+            for (g, row) in a.iter_mut().enumerate() {
+                let f = if g == G - 2 { l.candidate } else { l.gate };
+                for (q, v) in row.iter_mut().enumerate() {
+                    *v = act(f, _mm512_add_ps(gi_at::<Q, G>(gi, t, g, q), gh[g][q]));
+                }
+            }
+            for q in 0..Q {
+                let f = if G == 5 { _mm512_add_ps(a[1][q], a[2][q]) } else { a[1][q] };
+                cv[q] = _mm512_add_ps(_mm512_mul_ps(f, cv[q]), _mm512_mul_ps(a[0][q], a[G - 2][q]));
+            }
+            let mut out = [_mm512_setzero_ps(); Q];
+            for (v, &c) in out.iter_mut().zip(&cv) {
+                *v = act(l.output, c);
+            }
+            for q in 0..Q {
+                let hv = _mm512_mul_ps(a[G - 1][q], out[q]);
                 _mm512_storeu_ps(hp.add(q * 16), hv);
                 let m = live(q, l.hidden);
                 if !hs.is_null() {
@@ -291,18 +350,35 @@ mod x86 {
     /// `ticks` ticks of a GRU layer (see the module doc).
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     pub(super) unsafe fn gru<const Q: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], hs: *mut f32) {
+        let mut rows = [0f32; GI_BYTES / 4];
+        let per = 3 * Q * 16;
+        let mut t0 = 0;
+        while t0 < ticks {
+            let n = (rows.len() / per).min(ticks - t0);
+            input_rows::<Q, 3, FUSED>(l, x.add(t0 * ldx), ldx, n, rows.as_mut_ptr());
+            gru_ticks::<Q, FUSED>(l, rows.as_ptr(), n, h, row_at(hs, t0 * l.hidden));
+            t0 += n;
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn gru_ticks<const Q: usize, const FUSED: bool>(l: &RegLayer, gi: *const f32, ticks: usize, h: &mut [f32], hs: *mut f32) {
         let hp = h.as_mut_ptr();
         let sign = _mm512_set1_ps(-0.0);
         for t in 0..ticks {
-            let gi = affine::<Q, 3, FUSED>(l.w_ih.as_ptr(), l.b_ih.as_ptr(), x.add(t * ldx), l.inputs);
             let gh = affine::<Q, 3, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), hp, l.hidden);
-            let mut next = [_mm512_setzero_ps(); Q];
-            for q in 0..Q {
-                let r = act(l.gate, _mm512_add_ps(gi[0][q], gh[0][q]));
-                let z = act(l.gate, _mm512_add_ps(gi[1][q], gh[1][q]));
-                let n = act(l.candidate, _mm512_add_ps(gi[2][q], _mm512_mul_ps(r, gh[2][q])));
+            let (mut rz, mut n, mut next) = ([[_mm512_setzero_ps(); Q]; 2], [_mm512_setzero_ps(); Q], [_mm512_setzero_ps(); Q]);
+            for (g, row) in rz.iter_mut().enumerate() {
+                for (q, v) in row.iter_mut().enumerate() {
+                    *v = act(l.gate, _mm512_add_ps(gi_at::<Q, 3>(gi, t, g, q), gh[g][q]));
+                }
+            }
+            for (q, v) in n.iter_mut().enumerate() {
+                *v = act(l.candidate, _mm512_add_ps(gi_at::<Q, 3>(gi, t, 2, q), _mm512_mul_ps(rz[0][q], gh[2][q])));
+            }
+            for (q, v) in next.iter_mut().enumerate() {
                 let hq = _mm512_loadu_ps(hp.add(q * 16));
-                next[q] = _mm512_add_ps(n, _mm512_mul_ps(z, _mm512_add_ps(hq, _mm512_xor_ps(n, sign))));
+                *v = _mm512_add_ps(n[q], _mm512_mul_ps(rz[1][q], _mm512_add_ps(hq, _mm512_xor_ps(n[q], sign))));
             }
             // every vector's h is read before any is replaced
             for (q, hv) in next.iter().enumerate() {

@@ -58,3 +58,42 @@ fn each_gate_block_is_padded_to_whole_vectors() {
     let big = GatedPlan::<f32> { hidden: 65, ..g };
     assert!(pack(&big).is_none());
 }
+
+#[test]
+#[ignore]
+fn ns_per_tick() {
+    use crate::net::matrix::RatMatrix;
+    use crate::sim::cells::affine::DenseAffine;
+    use malachite::Rational;
+    if !available() {
+        return;
+    }
+    for (kind, blocks) in [(GatedKind::Lstm, 4), (GatedKind::Gru, 3)] {
+        for h in [16, 32, 64] {
+            let n = 8;
+            let mut s = 5u64;
+            let mut val = |sc: f64| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                Rational::try_from(((s >> 40) as f64 / (1u64 << 24) as f64 - 0.5) * 2.0 * sc).unwrap()
+            };
+            let sc = 1.0 / (h as f64).sqrt();
+            let w_ih = RatMatrix::from_rows((0..blocks * h).map(|_| (0..n).map(|_| val(sc)).collect()).collect());
+            let w_hh = RatMatrix::from_rows((0..blocks * h).map(|_| (0..h).map(|_| val(sc)).collect()).collect());
+            let b: Vec<Rational> = (0..blocks * h).map(|_| val(sc)).collect();
+            let g = GatedPlan::<f32> { kind, hidden: h, ih: DenseAffine::new(&w_ih, &b), hh: DenseAffine::new(&w_hh, &b), gate: Activation::Sigmoid, candidate: Activation::Tanh, output: Activation::Tanh, lockstep: Default::default() };
+            let l = pack(&g).unwrap();
+            let t = 4000;
+            let x: Vec<f32> = (0..t * n).map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0).collect();
+            let mut out = vec![MaybeUninit::<f32>::uninit(); t * h];
+            let mut best = f64::INFINITY;
+            for _ in 0..15 {
+                let (mut hv, mut cv) = (vec![0f32; h], vec![0f32; if kind == GatedKind::Gru { 0 } else { h }]);
+                let mut st = [LayerState { h: &mut hv, c: &mut cv }];
+                let t0 = std::time::Instant::now();
+                run(&[&l], &x, n, t, &mut st, Some(&mut out), None, true, &Control::new()).unwrap();
+                best = best.min(t0.elapsed().as_secs_f64() * 1e9 / t as f64);
+            }
+            eprintln!("{kind:?} hidden {h}: {best:.1} ns per tick");
+        }
+    }
+}
