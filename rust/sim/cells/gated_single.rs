@@ -124,7 +124,7 @@ pub fn run(layers: &[&RegLayer], x: &[f32], ldx: usize, len: usize, state: &mut 
             let (xin, ld) = if li == 0 { (x[t0 * ldx..].as_ptr(), ldx) } else { (below[li - 1].as_ptr(), layers[li - 1].hidden) };
             let (hs, cs) = if li == top {
                 // SAFETY (offsets): states/cells hold len·htop values (asserted above)
-                (if states.is_null() { states } else { unsafe { states.add(t0 * htop) } }, if cells.is_null() { cells } else { unsafe { cells.add(t0 * htop) } })
+                unsafe { (row_at(states, t0 * htop), row_at(cells, t0 * htop)) }
             } else {
                 (here[0].as_mut_ptr(), std::ptr::null_mut())
             };
@@ -145,6 +145,12 @@ pub fn run(layers: &[&RegLayer], x: &[f32], ldx: usize, len: usize, state: &mut 
     Ok(())
 }
 
+/// p + offset, or null for null (rows not kept).
+#[inline(always)]
+unsafe fn row_at(p: *mut f32, offset: usize) -> *mut f32 {
+    if p.is_null() { p } else { p.add(offset) }
+}
+
 /// v padded with zeros to q vectors of 16 (empty stays empty).
 fn padded_copy(v: &[f32], q: usize) -> Vec<f32> {
     if v.is_empty() {
@@ -162,12 +168,12 @@ unsafe fn run_layer(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &m
     macro_rules! go {
         ($q:literal) => {
             match (l.kind, fma) {
-                (GatedKind::Lstm, true) => lstm::<$q, 4, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Lstm, false) => lstm::<$q, 4, false>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::DoublingLstm, true) => lstm::<$q, 5, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::DoublingLstm, false) => lstm::<$q, 5, false>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Gru, true) => gru::<$q, true>(l, x, ldx, ticks, h, hs),
-                (GatedKind::Gru, false) => gru::<$q, false>(l, x, ldx, ticks, h, hs),
+                (GatedKind::Lstm, true) => layer::<$q, 4, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Lstm, false) => layer::<$q, 4, false>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::DoublingLstm, true) => layer::<$q, 5, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::DoublingLstm, false) => layer::<$q, 5, false>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Gru, true) => layer::<$q, 3, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Gru, false) => layer::<$q, 3, false>(l, x, ldx, ticks, h, c, hs, cs),
             }
         };
     }
@@ -187,7 +193,7 @@ unsafe fn run_layer(_: &RegLayer, _: *const f32, _: usize, _: usize, _: &mut [f3
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{RegLayer, GI_BYTES};
+    use super::{row_at, RegLayer, GI_BYTES};
     use crate::net::activation::Activation;
     use crate::sim::activation_avx512::apply16;
     use crate::sim::fast_sigmoid::Sigmoid;
@@ -261,17 +267,23 @@ mod x86 {
         if n == 16 { 0xffff } else { (1u16 << n) - 1 }
     }
 
-    /// `ticks` ticks of an LSTM (G = 4) or Doubling-LSTM (G = 5) layer (see the module doc).
+    /// `ticks` ticks of a GRU (G = 3), LSTM (G = 4) or Doubling-LSTM (G = 5) layer (see the
+    /// module doc): gi of up to `GI_BYTES` of ticks, then those ticks.
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn lstm<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+    pub(super) unsafe fn layer<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
         let mut rows = [0f32; GI_BYTES / 4];
         let per = G * Q * 16;
         let mut t0 = 0;
         while t0 < ticks {
             let n = (rows.len() / per).min(ticks - t0);
             input_rows::<Q, G, FUSED>(l, x.add(t0 * ldx), ldx, n, rows.as_mut_ptr());
-            lstm_ticks::<Q, G, FUSED>(l, rows.as_ptr(), n, h, c, row_at(hs, t0 * l.hidden), row_at(cs, t0 * l.hidden));
+            let (hs, cs) = (row_at(hs, t0 * l.hidden), row_at(cs, t0 * l.hidden));
+            if G == 3 {
+                gru_ticks::<Q, FUSED>(l, rows.as_ptr(), n, h, hs);
+            } else {
+                lstm_ticks::<Q, G, FUSED>(l, rows.as_ptr(), n, h, c, hs, cs);
+            }
             t0 += n;
         }
     }
@@ -289,18 +301,13 @@ mod x86 {
         }
     }
 
-    /// p + offset, or null for null (no rows kept).
-    #[inline(always)]
-    unsafe fn row_at(p: *mut f32, offset: usize) -> *mut f32 {
-        if p.is_null() { p } else { p.add(offset) }
-    }
-
     /// The rows of gi at `gi` (`input_rows`) and the vector q of gate g of tick t.
     #[inline(always)]
     unsafe fn gi_at<const Q: usize, const G: usize>(gi: *const f32, t: usize, g: usize, q: usize) -> __m512 {
         _mm512_loadu_ps(gi.add(((t * G + g) * Q + q) * 16))
     }
 
+    /// LSTM / Doubling-LSTM ticks on the gi rows at `gi`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn lstm_ticks<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, gi: *const f32, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
@@ -347,20 +354,7 @@ mod x86 {
         }
     }
 
-    /// `ticks` ticks of a GRU layer (see the module doc).
-    #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
-    pub(super) unsafe fn gru<const Q: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], hs: *mut f32) {
-        let mut rows = [0f32; GI_BYTES / 4];
-        let per = 3 * Q * 16;
-        let mut t0 = 0;
-        while t0 < ticks {
-            let n = (rows.len() / per).min(ticks - t0);
-            input_rows::<Q, 3, FUSED>(l, x.add(t0 * ldx), ldx, n, rows.as_mut_ptr());
-            gru_ticks::<Q, FUSED>(l, rows.as_ptr(), n, h, row_at(hs, t0 * l.hidden));
-            t0 += n;
-        }
-    }
-
+    /// GRU ticks on the gi rows at `gi`.
     #[inline(always)]
     unsafe fn gru_ticks<const Q: usize, const FUSED: bool>(l: &RegLayer, gi: *const f32, ticks: usize, h: &mut [f32], hs: *mut f32) {
         let hp = h.as_mut_ptr();
