@@ -161,10 +161,10 @@ const EXP2_SIXTEENTHS: [[f64; 8]; 2] = [
     [std::f64::consts::SQRT_2, 1.4768261459394993, 1.5422108254079407, 1.6104903319492543, 1.681792830507429, 1.7562521603732995, 1.8340080864093424, 1.9152065613971474],
 ];
 
-/// (S, q) with e^y = S·(1 + q), y = −u, S = 2^{k/16} (see the module doc); `a` ≥ 0 with
-/// u = F·a exactly (F = 1 or 2, `u` given), u ≤ 110, or NaN.
+/// (S, q) with e^y = S·(1 + q), y = −u, u = F·a (F = 1 or 2, exact), S = 2^{k/16} (see the
+/// module doc); 0 ≤ u ≤ 110, or NaN.
 #[inline(always)]
-unsafe fn exp_parts<const F: u8>(a: __m512d, u: __m512d) -> (__m512d, __m512d) {
+unsafe fn exp_parts<const F: u8>(a: __m512d) -> (__m512d, __m512d) {
     const MAGIC: f64 = 6755399441055744.0; // 1.5·2^52
     // ln2/16 rounded to double: k·LN2_16 is off by |k|·2^−58 ≤ 2^−46.6 (|k| < 2600), an
     // absolute error of r, so a relative one of e^y (module doc)
@@ -172,6 +172,8 @@ unsafe fn exp_parts<const F: u8>(a: __m512d, u: __m512d) -> (__m512d, __m512d) {
     // k = round(16y/ln 2): the product F·(16 log2 e)·a is 16 log2 e·y exactly (F a power of 2)
     let shifted = _mm512_fmadd_pd(a, _mm512_set1_pd(-f64::from(F) * 16.0 * std::f64::consts::LOG2_E), _mm512_set1_pd(MAGIC));
     let k = _mm512_sub_pd(shifted, _mm512_set1_pd(MAGIC));
+    // (u beside `shifted`, which takes a itself: off the critical path)
+    let u = if F == 2 { _mm512_add_pd(a, a) } else { a };
     let r = _mm512_fnmsub_pd(k, _mm512_set1_pd(LN2_16), u); // −u − k·ln2/16
     // T_j: the low 4 bits of `shifted` are k mod 16 (two's complement)
     let (lo, hi) = (_mm512_loadu_pd(EXP2_SIXTEENTHS[0].as_ptr()), _mm512_loadu_pd(EXP2_SIXTEENTHS[1].as_ptr()));
@@ -217,7 +219,7 @@ unsafe fn sign_of(v: __m512d, x: __m512d) -> __m512d {
 unsafe fn tanh8(x: __m512d) -> __m512d {
     // |x| clamped at 40 (tanh 40 = 1 − 2^−114…); NaN passes (vminpd returns its second operand)
     let a = _mm512_min_pd(_mm512_set1_pd(40.0), _mm512_abs_pd(x));
-    let (s, q) = exp_parts::<2>(a, _mm512_add_pd(a, a));
+    let (s, q) = exp_parts::<2>(a);
     // tanh|x| = −expm1(y) / (2 + expm1(y)), expm1(y) = S·q + (S − 1) ∈ (−1, 0]: numerator and
     // denominator each one FMA from S·q (module doc), the sign of x applied to the numerator
     // while the denominator is computed
@@ -230,7 +232,7 @@ unsafe fn tanh8(x: __m512d) -> __m512d {
 #[inline(always)]
 unsafe fn sigmoid8(x: __m512d) -> __m512d {
     let a = _mm512_min_pd(_mm512_set1_pd(110.0), _mm512_abs_pd(x));
-    let (s, q) = exp_parts::<1>(a, a);
+    let (s, q) = exp_parts::<1>(a);
     let e = _mm512_fmadd_pd(s, q, s); // e^{−|x|} ∈ (0, 1]
     let d = _mm512_fmadd_pd(s, q, _mm512_add_pd(s, _mm512_set1_pd(1.0))); // 1 + e^{−|x|}
     let positive = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(x, _mm512_setzero_pd());
