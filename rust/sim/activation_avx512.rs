@@ -54,13 +54,9 @@ fn fallback<A: Approximated>(x: f32) -> f32 {
     A::documented(f64::from(x)) as f32
 }
 
-/// Whether this CPU runs [`apply`].
+/// Whether this CPU runs [`apply`] (and `RNNSIM_PORTABLE` is not set: `cpu`).
 pub fn available() -> bool {
-    use std::sync::OnceLock;
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
-        is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl") && is_x86_feature_detected!("avx512dq") && is_x86_feature_detected!("fma")
-    })
+    crate::sim::cpu::avx512()
 }
 
 /// `A` over `xs` in place; false (nothing done) when the CPU lacks AVX-512/FMA.

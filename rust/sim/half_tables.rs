@@ -61,7 +61,7 @@ pub fn apply(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
     let t = table(func, fmt);
     let bf = fmt == BinaryFormat::BF16;
     #[cfg(target_arch = "x86_64")]
-    if crate::sim::activation_avx512::available() && std::arch::is_x86_feature_detected!("f16c") {
+    if crate::sim::cpu::avx512_f16c() {
         // SAFETY: the CPU has AVX-512F and F16C (checked), the table has 2^16 entries and
         // every index is a 16-bit value.
         return unsafe { gather_avx512(t, bf, xs) };

@@ -59,6 +59,13 @@ pub trait LaneFormat: Float {
     fn fma_l(w: Self::C, z: Self::C, acc: Self::C) -> Self::C {
         Self::from_lane(w).mul_add(Self::from_lane(z), Self::from_lane(acc)).to_lane()
     }
+    /// `fma_l`, the same value, from the hardware FMA where it computes it (f32, f64: IEEE
+    /// fusedMultiplyAdd is the correctly rounded w·z + acc). For code compiled with the `fma`
+    /// target feature (`tile_kernel`'s AVX2 tier); elsewhere `mul_add` is libm's software fma.
+    #[inline(always)]
+    fn fma_hw_l(w: Self::C, z: Self::C, acc: Self::C) -> Self::C {
+        Self::fma_l(w, z, acc)
+    }
     /// tanh as `Float::tanh` defines it.
     fn tanh_l(x: Self::C) -> Self::C {
         Self::from_lane(x).tanh().to_lane()
@@ -102,6 +109,8 @@ impl LaneFormat for f64 {
     fn add_l(a: f64, b: f64) -> f64 { a + b }
     #[inline(always)]
     fn mul_l(a: f64, b: f64) -> f64 { a * b }
+    #[inline(always)]
+    fn fma_hw_l(w: f64, z: f64, acc: f64) -> f64 { w.mul_add(z, acc) }
 }
 
 impl LaneFormat for f32 {
@@ -115,6 +124,8 @@ impl LaneFormat for f32 {
     fn add_l(a: f32, b: f32) -> f32 { a + b }
     #[inline(always)]
     fn mul_l(a: f32, b: f32) -> f32 { a * b }
+    #[inline(always)]
+    fn fma_hw_l(w: f32, z: f32, acc: f32) -> f32 { w.mul_add(z, acc) }
     #[inline(always)]
     fn tanh_l(x: f32) -> f32 { crate::sim::fast_tanh::tanh_f32(x) }
     fn tanh_slice(v: &mut [f32]) { crate::sim::fast_tanh::tanh_f32_slice(v) }

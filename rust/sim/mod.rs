@@ -21,6 +21,7 @@ pub mod run;
 pub mod simd_round;
 pub mod ticker;
 pub mod counter_run;
+pub mod cpu;
 pub mod tile_kernel;
 pub mod unit_split;
 pub mod ziv;

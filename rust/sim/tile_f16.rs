@@ -96,10 +96,7 @@ unsafe fn vfmadd231ph_splat(acc: __m512i, w: __m512i, p: *const u16) -> __m512i 
 
 /// The CPU can run this tile.
 pub(super) fn available() -> bool {
-    std::arch::is_x86_feature_detected!("avx512fp16")
-        && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx512vl")
+    crate::sim::cpu::avx512_fp16()
 }
 
 /// The binary16 bits of f32 lanes holding f16 values (exact).
@@ -235,9 +232,9 @@ mod tests {
         // SAFETY: `loops` holds the ns rows; every panel, this call's alone.
         unsafe {
             if fma {
-                portable::<half::f16, true>(&p, &z, ldz, ns, loops.as_mut_ptr(), 0..p.up / p.pw);
+                portable::<half::f16, true, false>(&p, &z, ldz, ns, loops.as_mut_ptr(), 0..p.up / p.pw);
             } else {
-                portable::<half::f16, false>(&p, &z, ldz, ns, loops.as_mut_ptr(), 0..p.up / p.pw);
+                portable::<half::f16, false, false>(&p, &z, ldz, ns, loops.as_mut_ptr(), 0..p.up / p.pw);
             }
         }
         let what = format!("k {k} units {units} ns {ns} nr {nr} inf {inf} fma {fma}");

@@ -228,15 +228,109 @@ fn check_term<C>(t: &Term<'_, C>, ns: usize) {
 /// As `affine_panels`: `acc` holds `ns` rows of stride `t.w.up`, the units of `panels`
 /// this call's alone.
 unsafe fn portable_term<F: LaneFormat>(t: &Term<'_, F::C>, ns: usize, acc: *mut F::C, fma: bool, panels: std::ops::Range<usize>) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx2_fma() {
+        // SAFETY: the CPU has AVX2 and FMA (checked); the rest as for this function.
+        return avx2_term::<F>(t, ns, acc, fma, panels);
+    }
     if fma {
-        portable::<F, true>(t.w, t.z, t.ldz, ns, acc, panels)
+        portable::<F, true, false>(t.w, t.z, t.ldz, ns, acc, panels)
     } else {
-        portable::<F, false>(t.w, t.z, t.ldz, ns, acc, panels)
+        portable::<F, false, false>(t.w, t.z, t.ldz, ns, acc, panels)
     }
 }
 
-/// The same operations in plain loops (the unit index innermost, so it vectorises).
-unsafe fn portable<F: LaneFormat, const FUSED: bool>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, acc: *mut F::C, panels: std::ops::Range<usize>) {
+/// `portable_term` compiled for AVX2 + FMA (a CPU without AVX-512): 8 f32 lanes, and the
+/// fused product-sums of f32/f64 from `vfmadd` instead of the odd-rounding emulation.
+///
+/// # Safety
+/// As `portable_term`, and the CPU has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx,fma")]
+unsafe fn avx2_term<F: LaneFormat>(t: &Term<'_, F::C>, ns: usize, acc: *mut F::C, fma: bool, panels: std::ops::Range<usize>) {
+    if fma {
+        portable::<F, true, true>(t.w, t.z, t.ldz, ns, acc, panels)
+    } else {
+        portable::<F, false, true>(t.w, t.z, t.ldz, ns, acc, panels)
+    }
+}
+
+/// The same operations in plain loops: the panel widths of the builtin formats by
+/// [`blocked`] (a few sequences' accumulators held in registers), others unit by unit.
+/// `HW`: the fused product-sums from `fma_hw_l` (only inside `avx2_term`).
+#[inline(always)]
+unsafe fn portable<F: LaneFormat, const FUSED: bool, const HW: bool>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, acc: *mut F::C, panels: std::ops::Range<usize>) {
+    // S sequences at a time: their accumulators (S rows of pw lanes) fill at most 12 of the
+    // 16 vector registers of AVX2 (a row of 64 bytes is 2 ymm, 128 bytes 4, 256 bytes 8)
+    let wide = std::mem::size_of::<F::C>() == 8;
+    match (packed.pw, wide) {
+        (16, false) => blocked::<F, FUSED, HW, 16, 4>(packed, z, ldz, ns, acc, panels),
+        (8, true) => blocked::<F, FUSED, HW, 8, 4>(packed, z, ldz, ns, acc, panels),
+        (32, false) => blocked::<F, FUSED, HW, 32, 3>(packed, z, ldz, ns, acc, panels),
+        (16, true) => blocked::<F, FUSED, HW, 16, 3>(packed, z, ldz, ns, acc, panels),
+        (64, false) => blocked::<F, FUSED, HW, 64, 1>(packed, z, ldz, ns, acc, panels),
+        (32, true) => blocked::<F, FUSED, HW, 32, 1>(packed, z, ldz, ns, acc, panels),
+        _ => unit_by_unit::<F, FUSED, HW>(packed, z, ldz, ns, acc, panels),
+    }
+}
+
+/// `portable` for panels of PW = `packed.pw` units (known at compile time, so the
+/// accumulators stay in registers): S rows at a time, each row's panel accumulated in a
+/// local array across all of k (k ascending: the same operations in the same order), the
+/// weights of each kk loaded once for the S rows.
+#[inline(always)]
+unsafe fn blocked<F: LaneFormat, const FUSED: bool, const HW: bool, const PW: usize, const S: usize>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, acc: *mut F::C, panels: std::ops::Range<usize>) {
+    let (k, pw, up) = (packed.k, PW, packed.up);
+    assert_eq!(packed.pw, PW);
+    for p in panels {
+        let panel = &packed.data[p * k * pw..(p + 1) * k * pw];
+        let mut s0 = 0;
+        while s0 < ns {
+            if s0 + S <= ns {
+                rows::<F, FUSED, HW, PW, S>(panel, z, ldz, s0, k, acc.add(s0 * up + p * pw), up);
+                s0 += S;
+            } else {
+                rows::<F, FUSED, HW, PW, 1>(panel, z, ldz, s0, k, acc.add(s0 * up + p * pw), up);
+                s0 += 1;
+            }
+        }
+    }
+}
+
+/// Rows s0..s0 + S of one panel (`out`: row s0's first unit of the panel, rows `up` apart).
+#[inline(always)]
+unsafe fn rows<F: LaneFormat, const FUSED: bool, const HW: bool, const PW: usize, const S: usize>(panel: &[F::C], z: &[F::C], ldz: usize, s0: usize, k: usize, out: *mut F::C, up: usize) {
+    let mut a = [[F::C::default(); PW]; S];
+    for (r, row) in a.iter_mut().enumerate() {
+        row.copy_from_slice(std::slice::from_raw_parts(out.add(r * up), PW));
+    }
+    for (kk, w) in panel.chunks_exact(PW).take(k).enumerate() {
+        let w: &[F::C; PW] = w.try_into().unwrap();
+        for (r, row) in a.iter_mut().enumerate() {
+            let zk = z[(s0 + r) * ldz + kk];
+            for (x, &w) in row.iter_mut().zip(w) {
+                *x = step::<F, FUSED, HW>(w, zk, *x);
+            }
+        }
+    }
+    for (r, row) in a.iter().enumerate() {
+        std::slice::from_raw_parts_mut(out.add(r * up), PW).copy_from_slice(row);
+    }
+}
+
+/// One product-sum x + w·z: fused (from the hardware when `HW`) or two roundings.
+#[inline(always)]
+fn step<F: LaneFormat, const FUSED: bool, const HW: bool>(w: F::C, zk: F::C, x: F::C) -> F::C {
+    match (FUSED, HW) {
+        (true, true) => F::fma_hw_l(w, zk, x),
+        (true, false) => F::fma_l(w, zk, x),
+        _ => F::add_l(x, F::mul_l(w, zk)),
+    }
+}
+
+/// `portable` unit by unit (the unit index innermost, so it vectorises).
+#[inline(always)]
+unsafe fn unit_by_unit<F: LaneFormat, const FUSED: bool, const HW: bool>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, acc: *mut F::C, panels: std::ops::Range<usize>) {
     let (k, pw, up) = (packed.k, packed.pw, packed.up);
     for p in panels {
         let panel = &packed.data[p * k * pw..(p + 1) * k * pw];
@@ -245,7 +339,7 @@ unsafe fn portable<F: LaneFormat, const FUSED: bool>(packed: &Packed<F::C>, z: &
             for kk in 0..k {
                 let zk = z[s * ldz + kk];
                 for (x, &w) in a.iter_mut().zip(&panel[kk * pw..(kk + 1) * pw]) {
-                    *x = if FUSED { F::fma_l(w, zk, *x) } else { F::add_l(*x, F::mul_l(w, zk)) };
+                    *x = step::<F, FUSED, HW>(w, zk, *x);
                 }
             }
         }

@@ -22,9 +22,15 @@ fn check<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, fma: bool)
 /// `accumulate` from `init` against the sequential definition a = a + w·z (or fma(w, z, a))
 /// for k ascending, element by element, bit for bit (the Debug form tells −0 from +0).
 fn accumulate_is_sequential<F: LaneFormat>(wt: &[F::C], packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, init: &[F::C], fma: bool) {
-    let (k, units) = (packed.k, packed.units);
     let mut got = init.to_vec();
     accumulate::<F>(packed, z, ldz, ns, &mut got, fma);
+    assert_sequential::<F>(wt, packed, z, ldz, ns, init, fma, &got);
+}
+
+/// `got` against the sequential definition from `init` (as `accumulate_is_sequential`).
+#[allow(clippy::too_many_arguments)]
+fn assert_sequential<F: LaneFormat>(wt: &[F::C], packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, init: &[F::C], fma: bool, got: &[F::C]) {
+    let (k, units) = (packed.k, packed.units);
     for si in 0..ns {
         for i in 0..units {
             let mut a = F::from_lane(init[si * packed.up + i]);
@@ -86,6 +92,52 @@ fn affine_equals_the_bias_then_each_term_in_order_bit_for_bit() {
         for nr in [1, 2] {
             for fma in [false, true] {
                 every_format!(check_affine(ks, units, ns, nr, fma));
+            }
+        }
+    }
+}
+
+/// The portable loops (what a CPU without AVX-512 runs), compiled for the target and for
+/// AVX2 + FMA (when this CPU has them), called directly: every panel width (`blocked`'s
+/// register blocks of 4, 3 and 1 rows, with leftover rows), bit for bit.
+fn check_portable<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, fma: bool) {
+    let mut s = 7u64 + (k * 13 + units * 5 + ns) as u64;
+    let mut next = || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        F::from_f64_rounded(((s >> 33) % 4001) as f64 / 512.0 - 3.9).to_lane()
+    };
+    let wt: Vec<F::C> = (0..k * units).map(|_| next()).collect();
+    let packed = Packed::new(&wt, k, units, nr);
+    let ldz = k + 1;
+    let z: Vec<F::C> = (0..ns * ldz).map(|_| next()).collect();
+    let init: Vec<F::C> = (0..ns * packed.up).map(|_| next()).collect();
+    let term = Term { w: &packed, z: &z, ldz };
+    let panels = 0..packed.up / packed.pw;
+    let mut got = init.clone();
+    // SAFETY: `got` holds the ns rows of stride `up`.
+    unsafe {
+        if fma {
+            portable::<F, true, false>(&packed, &z, ldz, ns, got.as_mut_ptr(), panels.clone())
+        } else {
+            portable::<F, false, false>(&packed, &z, ldz, ns, got.as_mut_ptr(), panels.clone())
+        }
+    }
+    assert_sequential::<F>(&wt, &packed, &z, ldz, ns, &init, fma, &got);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        let mut got = init.clone();
+        // SAFETY: as above, and the CPU has AVX2 and FMA (checked).
+        unsafe { avx2_term::<F>(&term, ns, got.as_mut_ptr(), fma, panels) };
+        assert_sequential::<F>(&wt, &packed, &z, ldz, ns, &init, fma, &got);
+    }
+}
+
+#[test]
+fn portable_loops_equal_the_sequential_definition_bit_for_bit() {
+    for &(k, units, ns) in &[(1, 1, 1), (9, 16, 7), (33, 40, 13), (4, 70, 3), (0, 8, 2)] {
+        for nr in [1, 2, 4, 3] {
+            for fma in [false, true] {
+                every_format!(check_portable(k, units, ns, nr, fma));
             }
         }
     }
@@ -163,7 +215,7 @@ fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, 
         // loops), or no AVX-512
         use crate::sim::lanes::Rounding;
         let declined = !hsz.is_multiple_of(lanes_of::<F::C>()) || F::ROUNDING == Rounding::F16;
-        assert!(declined || !cfg!(target_arch = "x86_64") || !std::arch::is_x86_feature_detected!("avx512f"), "{} hsz {hsz}: the split should run", F::NAME);
+        assert!(declined || !cfg!(target_arch = "x86_64") || !crate::sim::cpu::avx512(), "{} hsz {hsz}: the split should run", F::NAME);
         return;
     }
     let bits = |x: F::C| format!("{:?}", F::from_lane(x));

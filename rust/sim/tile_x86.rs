@@ -472,7 +472,7 @@ unsafe fn drive_avx512<O: Ops>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, n
 }
 
 fn has_avx512() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl") && std::arch::is_x86_feature_detected!("avx512dq") && std::arch::is_x86_feature_detected!("fma")
+    crate::sim::cpu::avx512()
 }
 
 fn cast<A: 'static, B: 'static>(p: &Packed<A>) -> &Packed<B> {

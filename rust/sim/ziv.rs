@@ -46,7 +46,7 @@ pub fn slice_f32<A: Approximated>(xs: &mut [f32]) {
         if crate::sim::activation_avx512::apply::<A>(xs) {
             return;
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if crate::sim::cpu::avx2_fma() {
             // SAFETY: the CPU has the features the function is compiled for.
             return unsafe { slice_f32_avx2::<A>(xs) };
         }
@@ -55,7 +55,7 @@ pub fn slice_f32<A: Approximated>(xs: &mut [f32]) {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx")]
+#[target_feature(enable = "avx2,avx,fma")]
 unsafe fn slice_f32_avx2<A: Approximated>(xs: &mut [f32]) {
     slice_f32_portable::<A>(xs)
 }

@@ -1,0 +1,92 @@
+//! Which vector instruction sets the float engines use, decided once per process.
+//!
+//! Every AVX-512, AVX-512-FP16 and AVX2 path asks here, so one switch caps them all: with
+//! `RNNSIM_ISA=avx2` in the environment the engines run as on a CPU without AVX-512 (the
+//! portable loops compiled for AVX2 + FMA), with `RNNSIM_ISA=baseline` as on one without
+//! AVX2 either (the loops as compiled for the target, SSE2 on x86-64). The bits do not
+//! change (`float_batch`: the instruction set changes the speed, not the results), which the
+//! tests check by running the same batches in processes with each cap; and a user can
+//! measure what another machine would get. Any other value is ignored (no cap).
+
+use std::sync::OnceLock;
+
+/// The instruction-set tiers, in order.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Isa {
+    Baseline,
+    Avx2,
+    Avx512,
+}
+
+/// The cap set by `RNNSIM_ISA` (read once): `Avx512` (no cap) when unset or unknown.
+pub fn cap() -> Isa {
+    static CAP: OnceLock<Isa> = OnceLock::new();
+    *CAP.get_or_init(|| match std::env::var("RNNSIM_ISA").as_deref() {
+        Ok("baseline") => Isa::Baseline,
+        Ok("avx2") => Isa::Avx2,
+        _ => Isa::Avx512,
+    })
+}
+
+/// AVX-512 F/VL/DQ and FMA: the tiles, the activations, the single-sequence kernel.
+pub fn avx512() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            cap() >= Isa::Avx512 && has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("fma")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}
+
+/// [`avx512`] and AVX-512-FP16/BW: the native binary16 tile.
+pub fn avx512_fp16() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            avx512() && has!("avx512fp16") && has!("avx512bw")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}
+
+/// [`avx512`] and F16C: the gathers of the f16/bf16 activation tables.
+pub fn avx512_f16c() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            avx512() && std::arch::is_x86_feature_detected!("f16c")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}
+
+/// AVX2 and FMA: the portable loops compiled for them, when AVX-512 is missing.
+pub fn avx2_fma() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            cap() >= Isa::Avx2 && has!("avx2") && has!("fma")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}

@@ -1,0 +1,97 @@
+"""The instruction set changes the speed, not the bits: the same float batches run in this
+process (the best tier the CPU has) and in processes capped by ``RNNSIM_ISA=avx2`` (the
+portable loops compiled for AVX2 + FMA, as on a CPU without AVX-512) and
+``RNNSIM_ISA=baseline`` (the loops as compiled for the target), compared bit for bit.
+
+Run as a script (``python tests/test_isa_tiers.py OUT.npz``) it writes the cases' results.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import rnnsim as rs
+
+GATES = {"rnn": 1, "lstm": 4, "gru": 3}
+
+
+def _network(kind: str, hidden: int, inputs: int, layers: int, seed: int):
+    """A torch-layout network with weights of scale 2/√hidden (saturating some units)."""
+    rng = np.random.default_rng(seed)
+    g, sc = GATES[kind], 2.0 / np.sqrt(hidden)
+    sd = {}
+    for layer in range(layers):
+        width = inputs if layer == 0 else hidden
+        for name, shape in (("weight_ih", (g * hidden, width)), ("weight_hh", (g * hidden, hidden)),
+                            ("bias_ih", (g * hidden,)), ("bias_hh", (g * hidden,))):
+            sd[f"{name}_l{layer}"] = rng.uniform(-sc, sc, shape).astype(np.float32)
+    if kind == "rnn":
+        return rs.cells.simple_rnn_from_torch(sd)
+    return (rs.LSTM if kind == "lstm" else rs.GRU).from_torch(sd)
+
+
+def cases() -> dict[str, np.ndarray]:
+    """Every cell kind at hidden sizes around the panel widths (8, 16, 33, 64), batches of 1
+    (the single-sequence kernel) and 5 (the tiles, with leftover rows), one and two layers,
+    the four builtin formats, rounded and fused product-sums: each result array by name."""
+    out = {}
+    for kind in GATES:
+        for hidden, layers in ((8, 1), (16, 1), (33, 1), (64, 1), (16, 2)):
+            if kind == "rnn" and layers == 2:
+                continue
+            net = _network(kind, hidden, 3, layers, seed=hidden + layers)
+            for batch in (1, 5):
+                x = np.random.default_rng(batch).standard_normal((batch, 7, 3)).astype(np.float32) * 2
+                for dtype in ("f32", "f64", "f16", "bf16"):
+                    for fma in (False, True):
+                        run = net.run_batch(x, dtype, threads=1, keep="states", fma=fma)
+                        key = f"{kind}-h{hidden}-l{layers}-b{batch}-{dtype}-fma{int(fma)}"
+                        out[f"{key}-states"] = np.ascontiguousarray(run.states)
+                        out[f"{key}-final"] = np.ascontiguousarray(run.final)
+                        if run.final_c is not None:
+                            out[f"{key}-final_c"] = np.ascontiguousarray(run.final_c)
+    return out
+
+
+def _in_process_capped(isa: str, tmp: Path) -> dict[str, np.ndarray]:
+    path = tmp / f"{isa}.npz"
+    env = dict(os.environ, RNNSIM_ISA=isa)
+    r = subprocess.run([sys.executable, __file__, str(path)], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    with np.load(path) as f:
+        return {k: f[k] for k in f.files}
+
+
+def _assert_same_bits(want: dict[str, np.ndarray], got: dict[str, np.ndarray], isa: str) -> None:
+    assert want.keys() == got.keys()
+    differ = [k for k in want if want[k].dtype != got[k].dtype or want[k].shape != got[k].shape
+              or want[k].tobytes() != got[k].tobytes()]
+    assert not differ, f"RNNSIM_ISA={isa}: {len(differ)} of {len(want)} arrays differ, e.g. {differ[:5]}"
+
+
+def test_capped_instruction_sets_give_the_same_bits(tmp_path):
+    want = cases()
+    assert len(want) > 300
+    for isa in ("avx2", "baseline"):
+        _assert_same_bits(want, _in_process_capped(isa, tmp_path), isa)
+
+
+def test_the_comparison_sees_a_single_flipped_bit():
+    want = cases()
+    got = {k: v.copy() for k, v in want.items()}
+    key = next(k for k in got if k.startswith("lstm-h33") and k.endswith("-states"))
+    got[key].view(np.uint8).reshape(-1)[0] ^= 1
+    try:
+        _assert_same_bits(want, got, "test")
+    except AssertionError as e:
+        assert key in str(e)
+    else:
+        raise AssertionError("a flipped bit went unnoticed")
+
+
+if __name__ == "__main__":
+    np.savez(sys.argv[1], **cases())
