@@ -152,7 +152,7 @@ unsafe fn join(lo: __m256, hi: __m256) -> __m512 {
 }
 
 /// 2^{j/16} for j = 0..7 and 8..15, correctly rounded.
-const EXP2_SIXTEENTHS: [[f64; 8]; 2] = [
+pub(crate) const EXP2_SIXTEENTHS: [[f64; 8]; 2] = [
     [1.0, 1.0442737824274138, 1.0905077326652577, 1.1387886347566916, 1.189207115002721, 1.241857812073484, 1.2968395546510096, 1.3542555469368927],
     [std::f64::consts::SQRT_2, 1.4768261459394993, 1.5422108254079407, 1.6104903319492543, 1.681792830507429, 1.7562521603732995, 1.8340080864093424, 1.9152065613971474],
 ];
@@ -191,7 +191,7 @@ unsafe fn exp_parts<const F: u8>(a: __m512d) -> (__m512d, __m512d) {
 /// exchange at 40 digits, the coefficients then rounded to double and the error of the rounded
 /// ones measured on 20,001 points: `docs/expm1_minimax.py`; the Taylor coefficients ½, ⅙,
 /// 1/24, 1/120 would give 2^−37).
-const EXPM1_P: [f64; 4] = [0.4999999999038571, 0.16666666662546284, 0.04166748377365221, 0.008333566791442332];
+pub(crate) const EXPM1_P: [f64; 4] = [0.4999999999038571, 0.16666666662546284, 0.04166748377365221, 0.008333566791442332];
 
 /// num / d for d ∈ [1, 2] to about 2^−42 (rcp14 and the series 1 + e + e², see the module doc).
 #[inline(always)]
@@ -237,12 +237,12 @@ unsafe fn sigmoid8(x: __m512d) -> __m512d {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::sim::fast_sigmoid::Sigmoid;
     use crate::sim::fast_tanh::Tanh;
 
-    fn samples(seed: u64, count: usize) -> Vec<f32> {
+    pub(crate) fn samples(seed: u64, count: usize) -> Vec<f32> {
         let mut s = seed;
         let mut xs = Vec::with_capacity(count + 32);
         for i in 0..count {

@@ -1,6 +1,8 @@
 //! Running networks: the exact and float engines, single and batch runs, cancellation, and
 //! the cell engine for gated, deep and second-order networks (`cells`).
 #[cfg(target_arch = "x86_64")]
+pub mod activation_avx2;
+#[cfg(target_arch = "x86_64")]
 pub mod activation_avx512;
 pub mod block_io;
 pub mod block_results;

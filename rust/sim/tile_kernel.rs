@@ -260,14 +260,15 @@ unsafe fn avx2_term<F: LaneFormat>(t: &Term<'_, F::C>, ns: usize, acc: *mut F::C
 /// `HW`: the fused product-sums from `fma_hw_l` (only inside `avx2_term`).
 #[inline(always)]
 unsafe fn portable<F: LaneFormat, const FUSED: bool, const HW: bool>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, acc: *mut F::C, panels: std::ops::Range<usize>) {
-    // S sequences at a time: their accumulators (S rows of pw lanes) fill at most 12 of the
-    // 16 vector registers of AVX2 (a row of 64 bytes is 2 ymm, 128 bytes 4, 256 bytes 8)
+    // S sequences at a time: their accumulators (S rows of pw lanes), one row of weights
+    // and the broadcast z fit in AVX2's 16 vector registers (a row of 64 bytes is 2 ymm,
+    // 128 bytes 4, 256 bytes 8; S = 3 at 4 ymm spilled)
     let wide = std::mem::size_of::<F::C>() == 8;
     match (packed.pw, wide) {
         (16, false) => blocked::<F, FUSED, HW, 16, 4>(packed, z, ldz, ns, acc, panels),
         (8, true) => blocked::<F, FUSED, HW, 8, 4>(packed, z, ldz, ns, acc, panels),
-        (32, false) => blocked::<F, FUSED, HW, 32, 3>(packed, z, ldz, ns, acc, panels),
-        (16, true) => blocked::<F, FUSED, HW, 16, 3>(packed, z, ldz, ns, acc, panels),
+        (32, false) => blocked::<F, FUSED, HW, 32, 2>(packed, z, ldz, ns, acc, panels),
+        (16, true) => blocked::<F, FUSED, HW, 16, 2>(packed, z, ldz, ns, acc, panels),
         (64, false) => blocked::<F, FUSED, HW, 64, 1>(packed, z, ldz, ns, acc, panels),
         (32, true) => blocked::<F, FUSED, HW, 32, 1>(packed, z, ldz, ns, acc, panels),
         _ => unit_by_unit::<F, FUSED, HW>(packed, z, ldz, ns, acc, panels),

@@ -38,25 +38,13 @@ pub fn to_f32<A: Approximated>(x: f32) -> f32 {
     if lo.to_bits() == hi.to_bits() { lo } else { A::documented(f64::from(x)) as f32 }
 }
 
-/// `to_f32` over a slice, in place: AVX-512 + FMA (`activation_avx512`), else AVX2 or
-/// portable vectorised passes.
+/// `to_f32` over a slice, in place: AVX-512 + FMA (`activation_avx512`), else AVX2 + FMA
+/// (`activation_avx2`), else portable vectorised passes.
 pub fn slice_f32<A: Approximated>(xs: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    {
-        if crate::sim::activation_avx512::apply::<A>(xs) {
-            return;
-        }
-        if crate::sim::cpu::avx2_fma() {
-            // SAFETY: the CPU has the features the function is compiled for.
-            return unsafe { slice_f32_avx2::<A>(xs) };
-        }
+    if crate::sim::activation_avx512::apply::<A>(xs) || crate::sim::activation_avx2::apply::<A>(xs) {
+        return;
     }
-    slice_f32_portable::<A>(xs)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx,fma")]
-unsafe fn slice_f32_avx2<A: Approximated>(xs: &mut [f32]) {
     slice_f32_portable::<A>(xs)
 }
 
