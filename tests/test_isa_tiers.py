@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import rnnsim as rs
 
@@ -73,15 +74,19 @@ def _assert_same_bits(want: dict[str, np.ndarray], got: dict[str, np.ndarray], i
     assert not differ, f"RNNSIM_ISA={isa}: {len(differ)} of {len(want)} arrays differ, e.g. {differ[:5]}"
 
 
-def test_capped_instruction_sets_give_the_same_bits(tmp_path):
-    want = cases()
+@pytest.fixture(scope="module")
+def want() -> dict[str, np.ndarray]:
+    """The cases in this process (computed once for the module's tests)."""
+    return cases()
+
+
+def test_capped_instruction_sets_give_the_same_bits(want, tmp_path):
     assert len(want) > 300
     for isa in ("avx2", "baseline"):
         _assert_same_bits(want, _in_process_capped(isa, tmp_path), isa)
 
 
-def test_the_comparison_sees_a_single_flipped_bit():
-    want = cases()
+def test_the_comparison_sees_a_single_flipped_bit(want):
     got = {k: v.copy() for k, v in want.items()}
     key = next(k for k in got if k.startswith("lstm-h33") and k.endswith("-states"))
     got[key].view(np.uint8).reshape(-1)[0] ^= 1

@@ -16,7 +16,7 @@
 //! The Ziv test and the scalar fallback are `activation_avx512`'s: when y(1 ± 2^−36) round
 //! to the same f32, that is the rounding of the documented value.
 
-use crate::sim::activation_avx512::{EXP2_SIXTEENTHS, EXPM1_P};
+use crate::sim::activation_avx512::{fallback, EXP2_SIXTEENTHS, EXPM1_P};
 use crate::sim::ziv::{Approximated, Func, DELTA};
 use std::arch::x86_64::*;
 
@@ -86,7 +86,7 @@ unsafe fn finish<A: Approximated>(p: *mut f32, x: __m256, (down, up): (__m256, _
         _mm256_storeu_ps(u.as_mut_ptr(), up);
         _mm256_storeu_ps(xs.as_mut_ptr(), x);
         for j in (0..8).filter(|j| same & (1 << j) == 0) {
-            d[j] = A::documented(f64::from(xs[j])) as f32;
+            d[j] = fallback::<A>(xs[j]);
         }
     }
     std::ptr::copy_nonoverlapping(d.as_ptr(), p, m);
@@ -155,45 +155,29 @@ unsafe fn sigmoid4(x: __m256d) -> __m256d {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::activation_avx512::tests::samples;
+    use crate::sim::activation_avx512::tests::{check, every_f32_wrong, samples};
     use crate::sim::fast_sigmoid::Sigmoid;
     use crate::sim::fast_tanh::Tanh;
 
-    fn has() -> bool {
-        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
-    }
-
-    fn check<A: Approximated>(xs: &[f32]) {
-        for len in [xs.len(), 1, 7, 9, 17, 33] {
-            let mut ys = xs[..len].to_vec();
-            // SAFETY: the caller checked the CPU features.
-            unsafe { run::<A>(&mut ys) };
-            for (&x, &y) in xs.iter().zip(&ys) {
-                let want = A::documented(f64::from(x)) as f32;
-                assert!(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()), "{:?} {x:e}: {y:e} vs {want:e}", A::FUNC);
-            }
-        }
-    }
-
     #[test]
     fn equals_the_documented_rounding_bit_for_bit() {
-        if !has() {
+        if !available() {
             return;
         }
         let xs = samples(777, 600_000);
-        check::<Tanh>(&xs);
-        check::<Sigmoid>(&xs);
+        check::<Tanh>(&xs, apply::<Tanh>);
+        check::<Sigmoid>(&xs, apply::<Sigmoid>);
     }
 
     #[test]
     fn approximations_are_within_their_error_bound() {
-        if !has() {
+        if !available() {
             return;
         }
         let mut worst = [0f64; 2];
         let tiny = (0..1075).flat_map(|e| [2f64.powi(-e), -(2f64.powi(-e) * 1.37)]);
         for x in (0..400_000).map(|i| (i as f64 - 200_000.0) / 4_000.0).chain(tiny) {
-            // SAFETY: the CPU features were checked.
+            // SAFETY: available() checked the CPU features.
             let (t, s) = unsafe { both(x) };
             for (k, (got, want)) in [(t, Tanh::documented(x)), (s, Sigmoid::documented(x))].into_iter().enumerate() {
                 if want.abs() > 1e-300 {
@@ -218,22 +202,9 @@ mod tests {
     #[test]
     #[ignore]
     fn every_f32_equals_the_documented_rounding_avx2() {
-        use rayon::prelude::*;
-        if !has() {
+        if !available() {
             return;
         }
-        fn block<A: Approximated>(hi: u32) -> u64 {
-            let xs: Vec<f32> = (0..1u32 << 16).map(|lo| f32::from_bits(hi << 16 | lo)).collect();
-            let mut ys = xs.clone();
-            // SAFETY: the CPU features were checked.
-            unsafe { run::<A>(&mut ys) };
-            let wrong = xs.iter().zip(&ys).filter(|&(&x, &y)| {
-                let want = A::documented(f64::from(x)) as f32;
-                !(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()))
-            });
-            wrong.count() as u64
-        }
-        let wrong: u64 = (0..1u32 << 16).into_par_iter().map(|hi| block::<Tanh>(hi) + block::<Sigmoid>(hi)).sum();
-        assert_eq!(wrong, 0, "inputs whose result differs from the documented rounding");
+        assert_eq!(every_f32_wrong(apply::<Tanh>, apply::<Sigmoid>), 0, "inputs whose result differs from the documented rounding");
     }
 }

@@ -28,65 +28,51 @@ pub fn cap() -> Isa {
     })
 }
 
-/// AVX-512 F/VL/DQ and FMA: the tiles, the activations, the single-sequence kernel.
-pub fn avx512() -> bool {
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
+/// What this CPU runs, under the cap (detected once).
+struct Tiers {
+    avx512: bool,
+    avx512_fp16: bool,
+    avx512_f16c: bool,
+    avx2_fma: bool,
+}
+
+fn tiers() -> &'static Tiers {
+    static TIERS: OnceLock<Tiers> = OnceLock::new();
+    TIERS.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::is_x86_feature_detected as has;
-            cap() >= Isa::Avx512 && has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("fma")
+            let avx512 = cap() >= Isa::Avx512 && has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("fma");
+            Tiers {
+                avx512,
+                avx512_fp16: avx512 && has!("avx512fp16") && has!("avx512bw"),
+                avx512_f16c: avx512 && has!("f16c"),
+                avx2_fma: cap() >= Isa::Avx2 && has!("avx2") && has!("fma"),
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            false
+            Tiers { avx512: false, avx512_fp16: false, avx512_f16c: false, avx2_fma: false }
         }
     })
+}
+
+/// AVX-512 F/VL/DQ and FMA: the tiles, the activations, the single-sequence kernel.
+pub fn avx512() -> bool {
+    tiers().avx512
 }
 
 /// [`avx512`] and AVX-512-FP16/BW: the native binary16 tile.
 pub fn avx512_fp16() -> bool {
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::is_x86_feature_detected as has;
-            avx512() && has!("avx512fp16") && has!("avx512bw")
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
-    })
+    tiers().avx512_fp16
 }
 
 /// [`avx512`] and F16C: the gathers of the f16/bf16 activation tables.
 pub fn avx512_f16c() -> bool {
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            avx512() && std::arch::is_x86_feature_detected!("f16c")
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
-    })
+    tiers().avx512_f16c
 }
 
 /// AVX2 and FMA: the portable loops compiled for them, when AVX-512 is missing.
 pub fn avx2_fma() -> bool {
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::is_x86_feature_detected as has;
-            cap() >= Isa::Avx2 && has!("avx2") && has!("fma")
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
-    })
+    tiers().avx2_fma
 }

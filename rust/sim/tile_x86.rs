@@ -471,10 +471,6 @@ unsafe fn drive_avx512<O: Ops>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, n
     }
 }
 
-fn has_avx512() -> bool {
-    crate::sim::cpu::avx512()
-}
-
 fn cast<A: 'static, B: 'static>(p: &Packed<A>) -> &Packed<B> {
     assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
     // SAFETY: A and B are the same type (checked above).
@@ -515,7 +511,7 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
         return Some(());
     }
     let pw = terms.first()?.w.pw;
-    if !has_avx512() || pw % super::lanes_of::<F::C>() != 0 || pw > 2 * super::lanes_of::<F::C>() || terms.len() > MAX_TERMS {
+    if !crate::sim::cpu::avx512() || pw % super::lanes_of::<F::C>() != 0 || pw > 2 * super::lanes_of::<F::C>() || terms.len() > MAX_TERMS {
         return None;
     }
     let store = gates.map(|g| GateStore { addend: g.addend.as_ptr(), addend_ld: g.addend_ld, pre: g.pre.as_mut_ptr(), hsz: g.hsz, units: terms[0].w.units, region: g.region });
@@ -548,7 +544,7 @@ where
 /// The f32-lane (emulated rounding) f16 tile, for comparing with the native one.
 #[cfg(test)]
 pub(super) fn accumulate_emulated_f16(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32], fma: bool) {
-    assert!(has_avx512());
+    assert!(crate::sim::cpu::avx512());
     // SAFETY: as in `affine`.
     unsafe { drive_avx512::<F32<2>>(None, &[(p, z, ldz)], ns, acc.as_mut_ptr(), None, fma, 0..p.up / p.pw) }
 }

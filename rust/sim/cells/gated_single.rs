@@ -54,14 +54,7 @@ pub struct RegLayer {
 
 /// Whether this CPU runs the kernel (AVX-512 F/VL/DQ and FMA).
 pub fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        crate::sim::activation_avx512::available()
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::sim::cpu::avx512()
 }
 
 /// The layer in this kernel's layout, or None when its hidden size is above `MAX_HIDDEN`.
