@@ -5,7 +5,17 @@ use super::*;
 use crate::num::float::Float;
 use half::{bf16, f16};
 
-fn check<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, fma: bool) {
+/// Random Wᵀ (k × units) packed with tile width nr, ns rows of z (stride ldz = k + 3) and
+/// initial accumulators, values of the format in about ±3.9.
+struct Case<F: LaneFormat> {
+    wt: Vec<F::C>,
+    packed: Packed<F::C>,
+    z: Vec<F::C>,
+    ldz: usize,
+    init: Vec<F::C>,
+}
+
+fn case<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize) -> Case<F> {
     let mut s = 99u64 + (k * 31 + units * 7 + ns) as u64;
     let mut next = || {
         s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -16,7 +26,12 @@ fn check<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, fma: bool)
     let ldz = k + 3;
     let z: Vec<F::C> = (0..ns * ldz).map(|_| next()).collect();
     let init: Vec<F::C> = (0..ns * packed.up).map(|_| next()).collect();
-    accumulate_is_sequential::<F>(&wt, &packed, &z, ldz, ns, &init, fma);
+    Case { wt, packed, z, ldz, init }
+}
+
+fn check<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, fma: bool) {
+    let c = case::<F>(k, units, ns, nr);
+    accumulate_is_sequential::<F>(&c.wt, &c.packed, &c.z, c.ldz, ns, &c.init, fma);
 }
 
 /// `accumulate` from `init` against the sequential definition a = a + w·z (or fma(w, z, a))
@@ -99,18 +114,10 @@ fn affine_equals_the_bias_then_each_term_in_order_bit_for_bit() {
 
 /// The portable loops (what a CPU without AVX-512 runs), compiled for the target and for
 /// AVX2 + FMA (when this CPU has them), called directly: every panel width (`blocked`'s
-/// register blocks of 4, 3 and 1 rows, with leftover rows), bit for bit.
+/// register blocks of 4, 2 and 1 rows, with leftover rows; other widths unit by unit), bit
+/// for bit.
 fn check_portable<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, fma: bool) {
-    let mut s = 7u64 + (k * 13 + units * 5 + ns) as u64;
-    let mut next = || {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        F::from_f64_rounded(((s >> 33) % 4001) as f64 / 512.0 - 3.9).to_lane()
-    };
-    let wt: Vec<F::C> = (0..k * units).map(|_| next()).collect();
-    let packed = Packed::new(&wt, k, units, nr);
-    let ldz = k + 1;
-    let z: Vec<F::C> = (0..ns * ldz).map(|_| next()).collect();
-    let init: Vec<F::C> = (0..ns * packed.up).map(|_| next()).collect();
+    let Case { wt, packed, z, ldz, init } = case::<F>(k, units, ns, nr);
     let term = Term { w: &packed, z: &z, ldz };
     let panels = 0..packed.up / packed.pw;
     let mut got = init.clone();
