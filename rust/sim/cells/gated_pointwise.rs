@@ -88,14 +88,20 @@ fn for_active(ns: usize, hsz: usize, active: Option<&[bool]>, mut f: impl FnMut(
 
 /// One tick of an LSTM or Doubling-LSTM layer for the block: h, c (ns × H) updated in place.
 /// `added`: the tiles already wrote gi + gh to `pre` (`gate_regions`).
-/// (On AVX-512 machines the same code is compiled with those features enabled, so that the
-/// straight loops vectorise 16 lanes wide; no operation changes, so neither do the bits.)
+/// (The same code is compiled with AVX-512 enabled, and with AVX2 + FMA, and run on the
+/// widest the CPU has (`cpu`), so that the straight loops vectorise 16 or 8 lanes wide; no
+/// operation changes, so neither do the bits.)
 #[allow(clippy::too_many_arguments)]
 pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
     #[cfg(target_arch = "x86_64")]
     if crate::sim::activation_avx512::available() {
         // SAFETY: the CPU has the features the function is compiled for (checked).
         return unsafe { lstm_block_avx512(g, rows, pre, h, c, active, added) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx2_fma() {
+        // SAFETY: as above.
+        return unsafe { lstm_block_avx2(g, rows, pre, h, c, active, added) };
     }
     lstm_block_body(g, rows, pre, h, c, active, added)
 }
@@ -104,6 +110,13 @@ pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, 
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn lstm_block_avx512<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
+    lstm_block_body(g, rows, pre, h, c, active, added)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn lstm_block_avx2<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
     lstm_block_body(g, rows, pre, h, c, active, added)
 }
 
@@ -155,12 +168,17 @@ fn lstm_block_body<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_,
 
 /// One tick of a GRU layer for the block: h (ns × H) updated in place. `added`: the tiles
 /// already wrote gi + gh of r and z to `pre` (`gate_regions`).
-/// (AVX-512 machines: compiled with those features, as `lstm_block`.)
+/// (Compiled for AVX-512 and for AVX2 + FMA, as `lstm_block`.)
 pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     #[cfg(target_arch = "x86_64")]
     if crate::sim::activation_avx512::available() {
         // SAFETY: the CPU has the features the function is compiled for (checked).
         return unsafe { gru_block_avx512(g, rows, pre, h, active, added) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx2_fma() {
+        // SAFETY: as above.
+        return unsafe { gru_block_avx2(g, rows, pre, h, active, added) };
     }
     gru_block_body(g, rows, pre, h, active, added)
 }
@@ -168,6 +186,12 @@ pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 unsafe fn gru_block_avx512<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
+    gru_block_body(g, rows, pre, h, active, added)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx,fma")]
+unsafe fn gru_block_avx2<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     gru_block_body(g, rows, pre, h, active, added)
 }
 
