@@ -76,6 +76,20 @@ unsafe fn approx8<A: Approximated>(x: __m256) -> (__m256, __m256) {
     (_mm256_blendv_ps(down, quiet, nan), _mm256_blendv_ps(up, quiet, nan))
 }
 
+/// `A` on 8 values in registers (the single-sequence kernel, `gated_single`): the decided
+/// results, the undecided lanes (rare) from the scalar fallback through memory.
+#[inline(always)]
+pub(crate) unsafe fn apply8<A: Approximated>(x: __m256) -> __m256 {
+    let (down, up) = approx8::<A>(x);
+    let same = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_castps_si256(down), _mm256_castps_si256(up))));
+    if same == 0xff {
+        return down;
+    }
+    let mut buf = [0f32; 8];
+    finish::<A>(buf.as_mut_ptr(), x, (down, up), 8);
+    _mm256_loadu_ps(buf.as_ptr())
+}
+
 /// Stores the first m decided results at p, the undecided ones from the scalar fallback.
 #[inline(always)]
 unsafe fn finish<A: Approximated>(p: *mut f32, x: __m256, (down, up): (__m256, __m256), m: usize) {

@@ -1,5 +1,5 @@
 //! One sequence through a stack of small gated layers (LSTM, Doubling-LSTM, GRU; hidden ≤
-//! 64) in f32 with AVX-512 + FMA, each layer's gates, cell and state held in registers
+//! 64 with AVX-512, ≤ 32 with AVX2) in f32, each layer's gates, cell and state held in registers
 //! from one tick to the next: the lock-step kernel's path for a block of one sequence
 //! (`gated_batch::run_block`), with the same operations in the same order per unit as
 //! `GatedPlan::step`, so the same bits.
@@ -7,16 +7,18 @@
 //! Batch 1 is a chain of dependent ticks; each tick waits for
 //!   gh = b_hh + W_hh h (H dependent FMAs per unit) → the gate activations → c' → act(c') → h'.
 //! The general kernel puts the tile driver, gate-major scratch rows and a call per
-//! activation between those steps; here a tick is straight-line code on
-//! [[__m512; Q]; G] (G gate blocks of Q vectors of 16 units each, every block padded to a
-//! vector boundary with zero weights, so each vector belongs to one gate):
+//! activation between those steps; here a tick is straight-line code on [[V; Q]; G]
+//! (G gate blocks of Q vectors of L units each, every block padded to a vector boundary
+//! with zero weights, so each vector belongs to one gate). V is the widest f32 vector the
+//! CPU has (`gated_single_vectors`): L = 16 lanes with AVX-512 + FMA, 8 with AVX2 + FMA;
+//! the body is the same generic code, so the same operations and the same bits:
 //!
 //!   gi = b_ih + Σ_k W_ih[:, k]·x_k,  gh = b_hh + Σ_k W_hh[:, k]·h_k   (k ascending; fused
 //!   or mul-then-add as the run's `fma`; h_k broadcast from the copy of h stored last tick)
 //!   LSTM: i, f, g, o = act(gi + gh) per block;  c' = (f·c) + (i·g);  h' = o·act(c')
 //!   GRU:  r, z = σ(gi + gh);  n = act(gi_n + (r·gh_n));  h' = n + (z·(h + (−n)))
 //!
-//! with tanh/σ exact as `activation_avx512` (`apply16`). The padded units have zero
+//! with tanh/σ exact as `activation_avx512` / `activation_avx2` (`apply16`, `apply8`). The padded units have zero
 //! pre-activations and are never read as inputs or stored. A stack runs layer by layer over
 //! chunks of `CHUNK` ticks (layer l's rows of a chunk are layer l+1's inputs); only the top
 //! layer's rows are kept (`states`, `cells`).
@@ -27,20 +29,23 @@ use crate::sim::cancel::Control;
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use std::mem::MaybeUninit;
 
-/// Largest hidden size run here (4 vectors of 16 units per gate block).
-pub const MAX_HIDDEN: usize = 64;
+/// Vectors per gate block at most: hidden ≤ 64 with AVX-512's 16 lanes, ≤ 32 with AVX2's 8
+/// (whose 16 registers hold fewer accumulators), `max_hidden`.
+const MAX_Q: usize = 4;
 /// Ticks per chunk of a stack (the inputs of the next layer, chunk × hidden values).
 const CHUNK: usize = 512;
 /// Bytes of gi rows computed ahead of the recurrent ticks (so that the ticks hold only gh
-/// in registers: 16 vectors at hidden 64, where gi and gh together would spill).
+/// in registers: 16 vectors at hidden 64 with AVX-512, where gi and gh together would spill).
 const GI_BYTES: usize = 32 * 1024;
 
 /// One gated layer's weights for this kernel: W_ih and W_hh transposed (k-major), each
-/// column's gate blocks padded to Q·16 units; biases the same.
+/// column's gate blocks padded to Q·L units (L lanes per vector); biases the same.
 pub struct RegLayer {
     kind: GatedKind,
     hidden: usize,
     inputs: usize,
+    /// lanes per vector: 16 (AVX-512) or 8 (AVX2)
+    lanes: usize,
     /// vectors per gate block
     q: usize,
     gate: Activation,
@@ -52,26 +57,43 @@ pub struct RegLayer {
     b_hh: Vec<f32>,
 }
 
-/// Whether this CPU runs the kernel (AVX-512 F/VL/DQ and FMA).
+/// Whether this CPU runs the kernel (AVX-512 F/VL/DQ and FMA, or AVX2 and FMA).
 pub fn available() -> bool {
-    crate::sim::cpu::avx512()
+    crate::sim::cpu::avx512() || crate::sim::cpu::avx2_fma()
 }
 
-/// The layer in this kernel's layout, or None when its hidden size is above `MAX_HIDDEN`.
+/// Lanes per vector on this CPU: 16 with AVX-512, else 8.
+fn lanes() -> usize {
+    if crate::sim::cpu::avx512() { 16 } else { 8 }
+}
+
+/// Largest hidden size the kernel runs on this CPU (64 with AVX-512, 32 with AVX2).
+pub fn max_hidden() -> usize {
+    MAX_Q * lanes()
+}
+
+/// The layer in this kernel's layout for this CPU, or None when its hidden size is above
+/// `max_hidden`.
 pub fn pack(g: &GatedPlan<f32>) -> Option<RegLayer> {
+    pack_for(g, lanes())
+}
+
+/// The layer in the layout of vectors of `lanes` (16 or 8), or None when its hidden size is
+/// above 4 such vectors.
+fn pack_for(g: &GatedPlan<f32>, lanes: usize) -> Option<RegLayer> {
     let hsz = g.hidden;
-    if hsz == 0 || hsz > MAX_HIDDEN {
+    if hsz == 0 || hsz > MAX_Q * lanes {
         return None;
     }
-    let q = hsz.div_ceil(16);
+    let q = hsz.div_ceil(lanes);
     let blocks = g.ih.rows / hsz;
     let padded = |w: &[f32], b: &[f32], cols: usize| {
-        let width = blocks * q * 16;
+        let width = blocks * q * lanes;
         let mut wt = vec![0f32; cols * width];
         let mut bp = vec![0f32; width];
         for blk in 0..blocks {
             for u in 0..hsz {
-                let (row, at) = (blk * hsz + u, blk * q * 16 + u);
+                let (row, at) = (blk * hsz + u, blk * q * lanes + u);
                 bp[at] = b[row];
                 for k in 0..cols {
                     wt[k * width + at] = w[row * cols + k];
@@ -82,7 +104,7 @@ pub fn pack(g: &GatedPlan<f32>) -> Option<RegLayer> {
     };
     let (w_ih, b_ih) = padded(&g.ih.w, &g.ih.b, g.ih.cols);
     let (w_hh, b_hh) = padded(&g.hh.w, &g.hh.b, g.hh.cols);
-    Some(RegLayer { kind: g.kind, hidden: hsz, inputs: g.ih.cols, q, gate: g.gate, candidate: g.candidate, output: g.output, w_ih, b_ih, w_hh, b_hh })
+    Some(RegLayer { kind: g.kind, hidden: hsz, inputs: g.ih.cols, lanes, q, gate: g.gate, candidate: g.candidate, output: g.output, w_ih, b_ih, w_hh, b_hh })
 }
 
 /// One layer's state, [h | c] as the run's start and end (c empty for the GRU).
@@ -97,7 +119,7 @@ pub struct LayerState<'a> {
 /// the caller fills the rest).
 #[allow(clippy::too_many_arguments)]
 pub fn run(layers: &[&RegLayer], x: &[f32], ldx: usize, len: usize, state: &mut [LayerState<'_>], states: Option<&mut [MaybeUninit<f32>]>, cells: Option<&mut [MaybeUninit<f32>]>, fma: bool, ctl: &Control) -> SimResult<()> {
-    assert!(available(), "the caller checks gated_single::available()");
+    assert!(layers.iter().all(|l| if l.lanes == 16 { crate::sim::cpu::avx512() } else { available() }), "the caller checks gated_single::available()");
     let top = layers.len() - 1;
     let htop = layers[top].hidden;
     assert!(states.as_ref().is_none_or(|s| s.len() >= len * htop) && cells.as_ref().is_none_or(|s| s.len() >= len * htop));
@@ -106,7 +128,7 @@ pub fn run(layers: &[&RegLayer], x: &[f32], ldx: usize, len: usize, state: &mut 
     }
     let (states, cells) = (states.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr().cast::<f32>()), cells.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr().cast::<f32>()));
     // padded copies of each layer's h and c, and the rows of every layer but the top for one chunk
-    let mut regs: Vec<(Vec<f32>, Vec<f32>)> = layers.iter().zip(state.iter()).map(|(l, s)| (padded_copy(s.h, l.q), padded_copy(s.c, l.q))).collect();
+    let mut regs: Vec<(Vec<f32>, Vec<f32>)> = layers.iter().zip(state.iter()).map(|(l, s)| (padded_copy(s.h, l.q * l.lanes), padded_copy(s.c, l.q * l.lanes))).collect();
     let mut rows: Vec<Vec<f32>> = layers[..top].iter().map(|l| vec![0f32; CHUNK * l.hidden]).collect();
     let mut t0 = 0;
     while t0 < len {
@@ -125,7 +147,7 @@ pub fn run(layers: &[&RegLayer], x: &[f32], ldx: usize, len: usize, state: &mut 
             // SAFETY: the CPU has the kernel's features (asserted); x has `ticks` rows of
             // `inputs` values at stride `ld` from xin (asserted for layer 0; the previous
             // layer's chunk rows otherwise); hs and cs (when not null) hold `ticks` rows of
-            // `hidden`; h and c hold q·16 values (c none for the GRU).
+            // `hidden`; h and c hold q·lanes values (c none for the GRU).
             unsafe { run_layer(l, xin, ld, ticks, h, c, hs, cs, fma) };
         }
         t0 += ticks;
@@ -144,12 +166,12 @@ unsafe fn row_at(p: *mut f32, offset: usize) -> *mut f32 {
     if p.is_null() { p } else { p.add(offset) }
 }
 
-/// v padded with zeros to q vectors of 16 (empty stays empty).
-fn padded_copy(v: &[f32], q: usize) -> Vec<f32> {
+/// v padded with zeros to n values (empty stays empty).
+fn padded_copy(v: &[f32], n: usize) -> Vec<f32> {
     if v.is_empty() {
         return Vec::new();
     }
-    let mut p = vec![0f32; q * 16];
+    let mut p = vec![0f32; n];
     p[..v.len()].copy_from_slice(v);
     p
 }
@@ -159,22 +181,26 @@ fn padded_copy(v: &[f32], q: usize) -> Vec<f32> {
 unsafe fn run_layer(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32, fma: bool) {
     use x86::*;
     macro_rules! go {
-        ($q:literal) => {
+        ($entry:ident, $q:literal) => {
             match (l.kind, fma) {
-                (GatedKind::Lstm, true) => layer::<$q, 4, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Lstm, false) => layer::<$q, 4, false>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::DoublingLstm, true) => layer::<$q, 5, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::DoublingLstm, false) => layer::<$q, 5, false>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Gru, true) => layer::<$q, 3, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Gru, false) => layer::<$q, 3, false>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Lstm, true) => $entry::<$q, 4, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Lstm, false) => $entry::<$q, 4, false>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::DoublingLstm, true) => $entry::<$q, 5, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::DoublingLstm, false) => $entry::<$q, 5, false>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Gru, true) => $entry::<$q, 3, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Gru, false) => $entry::<$q, 3, false>(l, x, ldx, ticks, h, c, hs, cs),
             }
         };
     }
-    match l.q {
-        1 => go!(1),
-        2 => go!(2),
-        3 => go!(3),
-        _ => go!(4),
+    match (l.lanes, l.q) {
+        (16, 1) => go!(layer_avx512, 1),
+        (16, 2) => go!(layer_avx512, 2),
+        (16, 3) => go!(layer_avx512, 3),
+        (16, _) => go!(layer_avx512, 4),
+        (_, 1) => go!(layer_avx2, 1),
+        (_, 2) => go!(layer_avx2, 2),
+        (_, 3) => go!(layer_avx2, 3),
+        (_, _) => go!(layer_avx2, 4),
     }
 }
 
@@ -186,67 +212,46 @@ unsafe fn run_layer(_: &RegLayer, _: *const f32, _: usize, _: usize, _: &mut [f3
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::vectors::{Vector, V256, V512};
     use super::{row_at, RegLayer, GI_BYTES};
+    #[cfg(test)]
     use crate::net::activation::Activation;
-    use crate::sim::activation_avx512::apply16;
-    use crate::sim::fast_sigmoid::Sigmoid;
-    use crate::sim::fast_tanh::Tanh;
-    use std::arch::x86_64::*;
 
-    /// The lanes where v > c (false for NaN).
-    #[inline(always)]
-    unsafe fn gt(v: __m512, c: __m512) -> __mmask16 {
-        _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, c)
-    }
-
-    /// `act` on 16 lanes, as `float_batch::activate` on each.
-    #[inline(always)]
-    unsafe fn act(a: Activation, x: __m512) -> __m512 {
-        let (zero, one) = (_mm512_setzero_ps(), _mm512_set1_ps(1.0));
-        match a {
-            Activation::Identity => x,
-            Activation::Tanh => apply16::<Tanh>(x),
-            Activation::Sigmoid => apply16::<Sigmoid>(x),
-            // x > 0 ? x : 0 (NaN: 0)
-            Activation::Relu => _mm512_maskz_mov_ps(gt(x, zero), x),
-            // x > 1 ? 1 : x > 0 ? x : 0
-            Activation::Slu => _mm512_mask_blend_ps(gt(x, one), _mm512_maskz_mov_ps(gt(x, zero), x), one),
-            Activation::Step => _mm512_maskz_mov_ps(gt(x, zero), one),
-            // x > 0 ? 1 : x < 0 ? −1 : 0
-            Activation::Sign => _mm512_mask_blend_ps(gt(zero, x), _mm512_maskz_mov_ps(gt(x, zero), one), _mm512_set1_ps(-1.0)),
-            // x > 0 ? 1 : x < 0 ? 0 : ½
-            Activation::SatSigmoid => _mm512_mask_blend_ps(gt(x, zero), _mm512_maskz_mov_ps(!gt(zero, x), _mm512_set1_ps(0.5)), one),
-        }
-    }
-
-    /// `act` over 16 values (the tests' entry).
+    /// `act` over 16 values (the tests' entry), AVX-512.
     #[cfg(test)]
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
-    pub(super) unsafe fn act_slice16(a: Activation, x: &[f32], out: &mut [f32]) {
-        _mm512_storeu_ps(out.as_mut_ptr(), act(a, _mm512_loadu_ps(x.as_ptr())));
+    pub(super) unsafe fn act_slice_avx512(a: Activation, x: &[f32], out: &mut [f32]) {
+        V512::load(x.as_ptr()).act(a).store(out.as_mut_ptr());
+    }
+
+    /// `act` over 8 values (the tests' entry), AVX2.
+    #[cfg(test)]
+    #[target_feature(enable = "avx2,avx,fma")]
+    pub(super) unsafe fn act_slice_avx2(a: Activation, x: &[f32], out: &mut [f32]) {
+        V256::load(x.as_ptr()).act(a).store(out.as_mut_ptr());
     }
 
     /// acc + w·z (z: the f32 at p in every lane), fused or rounded twice.
     #[inline(always)]
-    unsafe fn madd<const FUSED: bool>(acc: __m512, w: __m512, p: *const f32) -> __m512 {
-        let z = _mm512_set1_ps(*p);
-        if FUSED { _mm512_fmadd_ps(w, z, acc) } else { _mm512_add_ps(acc, _mm512_mul_ps(w, z)) }
+    unsafe fn madd<V: Vector, const FUSED: bool>(acc: V, w: V, p: *const f32) -> V {
+        let z = V::splat(*p);
+        if FUSED { w.fmadd(z, acc) } else { acc.add(w.mul(z)) }
     }
 
     /// b + Σ_k W[:, k]·z_k over k < n, for every unit of the G·Q vectors.
     #[inline(always)]
-    unsafe fn affine<const Q: usize, const G: usize, const FUSED: bool>(w: *const f32, b: *const f32, z: *const f32, n: usize) -> [[__m512; Q]; G] {
-        let mut a = [[_mm512_setzero_ps(); Q]; G];
+    unsafe fn affine<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(w: *const f32, b: *const f32, z: *const f32, n: usize) -> [[V; Q]; G] {
+        let mut a = [[V::zero(); Q]; G];
         for (g, row) in a.iter_mut().enumerate() {
             for (q, v) in row.iter_mut().enumerate() {
-                *v = _mm512_loadu_ps(b.add((g * Q + q) * 16));
+                *v = V::load(b.add((g * Q + q) * V::LANES));
             }
         }
         for k in 0..n {
-            let wk = w.add(k * G * Q * 16);
+            let wk = w.add(k * G * Q * V::LANES);
             for (g, row) in a.iter_mut().enumerate() {
                 for (q, v) in row.iter_mut().enumerate() {
-                    *v = madd::<FUSED>(*v, _mm512_loadu_ps(wk.add((g * Q + q) * 16)), z.add(k));
+                    *v = madd::<V, FUSED>(*v, V::load(wk.add((g * Q + q) * V::LANES)), z.add(k));
                 }
             }
         }
@@ -255,27 +260,40 @@ mod x86 {
 
     /// Lanes of vector q that are units (< hidden).
     #[inline(always)]
-    fn live(q: usize, hidden: usize) -> __mmask16 {
-        let n = hidden.saturating_sub(q * 16).min(16);
-        if n == 16 { 0xffff } else { (1u16 << n) - 1 }
+    fn live<V: Vector>(q: usize, hidden: usize) -> usize {
+        hidden.saturating_sub(q * V::LANES).min(V::LANES)
+    }
+
+    /// `layer` on 16-lane vectors.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn layer_avx512<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+        layer::<V512, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
+    }
+
+    /// `layer` on 8-lane vectors.
+    #[target_feature(enable = "avx2,avx,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn layer_avx2<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+        layer::<V256, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
     }
 
     /// `ticks` ticks of a GRU (G = 3), LSTM (G = 4) or Doubling-LSTM (G = 5) layer (see the
     /// module doc): gi of up to `GI_BYTES` of ticks, then those ticks.
-    #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn layer<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+    unsafe fn layer<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
         let mut rows = [0f32; GI_BYTES / 4];
-        let per = G * Q * 16;
+        let per = G * Q * V::LANES;
         let mut t0 = 0;
         while t0 < ticks {
             let n = (rows.len() / per).min(ticks - t0);
-            input_rows::<Q, G, FUSED>(l, x.add(t0 * ldx), ldx, n, rows.as_mut_ptr());
+            input_rows::<V, Q, G, FUSED>(l, x.add(t0 * ldx), ldx, n, rows.as_mut_ptr());
             let (hs, cs) = (row_at(hs, t0 * l.hidden), row_at(cs, t0 * l.hidden));
             if G == 3 {
-                gru_ticks::<Q, FUSED>(l, rows.as_ptr(), n, h, hs);
+                gru_ticks::<V, Q, FUSED>(l, rows.as_ptr(), n, h, hs);
             } else {
-                lstm_ticks::<Q, G, FUSED>(l, rows.as_ptr(), n, h, c, hs, cs);
+                lstm_ticks::<V, Q, G, FUSED>(l, rows.as_ptr(), n, h, c, hs, cs);
             }
             t0 += n;
         }
@@ -283,12 +301,12 @@ mod x86 {
 
     /// gi = b_ih + W_ih x_t of `ticks` ticks (rows of G·Q vectors at `rows`).
     #[inline(always)]
-    unsafe fn input_rows<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, rows: *mut f32) {
+    unsafe fn input_rows<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, rows: *mut f32) {
         for t in 0..ticks {
-            let gi = affine::<Q, G, FUSED>(l.w_ih.as_ptr(), l.b_ih.as_ptr(), x.add(t * ldx), l.inputs);
+            let gi = affine::<V, Q, G, FUSED>(l.w_ih.as_ptr(), l.b_ih.as_ptr(), x.add(t * ldx), l.inputs);
             for (g, row) in gi.iter().enumerate() {
                 for (q, v) in row.iter().enumerate() {
-                    _mm512_storeu_ps(rows.add(((t * G + g) * Q + q) * 16), *v);
+                    v.store(rows.add(((t * G + g) * Q + q) * V::LANES));
                 }
             }
         }
@@ -296,87 +314,90 @@ mod x86 {
 
     /// The rows of gi at `gi` (`input_rows`) and the vector q of gate g of tick t.
     #[inline(always)]
-    unsafe fn gi_at<const Q: usize, const G: usize>(gi: *const f32, t: usize, g: usize, q: usize) -> __m512 {
-        _mm512_loadu_ps(gi.add(((t * G + g) * Q + q) * 16))
+    unsafe fn gi_at<V: Vector, const Q: usize, const G: usize>(gi: *const f32, t: usize, g: usize, q: usize) -> V {
+        V::load(gi.add(((t * G + g) * Q + q) * V::LANES))
     }
 
     /// LSTM / Doubling-LSTM ticks on the gi rows at `gi`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn lstm_ticks<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, gi: *const f32, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+    unsafe fn lstm_ticks<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, gi: *const f32, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
         let hp = h.as_mut_ptr();
         // (plain loops here, no closures: a closure would not inherit the target features,
         // and the intrinsics in it would become calls)
-        let mut cv = [_mm512_setzero_ps(); Q];
+        let mut cv = [V::zero(); Q];
         for (q, v) in cv.iter_mut().enumerate() {
-            *v = _mm512_loadu_ps(c.as_ptr().add(q * 16));
+            *v = V::load(c.as_ptr().add(q * V::LANES));
         }
         for t in 0..ticks {
-            let gh = affine::<Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), hp, l.hidden);
+            let gh = affine::<V, Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), hp, l.hidden);
             // each stage for every vector before the next stage (independent chains side by
             // side, so that the core overlaps their latencies)
-            let mut a = [[_mm512_setzero_ps(); Q]; G];
+            let mut a = [[V::zero(); Q]; G];
             for (g, row) in a.iter_mut().enumerate() {
                 let f = if g == G - 2 { l.candidate } else { l.gate };
                 for (q, v) in row.iter_mut().enumerate() {
-                    *v = act(f, _mm512_add_ps(gi_at::<Q, G>(gi, t, g, q), gh[g][q]));
+                    *v = gi_at::<V, Q, G>(gi, t, g, q).add(gh[g][q]).act(f);
                 }
             }
             for q in 0..Q {
-                let f = if G == 5 { _mm512_add_ps(a[1][q], a[2][q]) } else { a[1][q] };
-                cv[q] = _mm512_add_ps(_mm512_mul_ps(f, cv[q]), _mm512_mul_ps(a[0][q], a[G - 2][q]));
+                let f = if G == 5 { a[1][q].add(a[2][q]) } else { a[1][q] };
+                cv[q] = f.mul(cv[q]).add(a[0][q].mul(a[G - 2][q]));
             }
-            let mut out = [_mm512_setzero_ps(); Q];
+            let mut out = [V::zero(); Q];
             for (v, &c) in out.iter_mut().zip(&cv) {
-                *v = act(l.output, c);
+                *v = c.act(l.output);
             }
             for q in 0..Q {
-                let hv = _mm512_mul_ps(a[G - 1][q], out[q]);
-                _mm512_storeu_ps(hp.add(q * 16), hv);
-                let m = live(q, l.hidden);
+                let hv = a[G - 1][q].mul(out[q]);
+                hv.store(hp.add(q * V::LANES));
+                let m = live::<V>(q, l.hidden);
                 if !hs.is_null() {
-                    _mm512_mask_storeu_ps(hs.add(t * l.hidden + q * 16), m, hv);
+                    hv.store_first(hs.add(t * l.hidden + q * V::LANES), m);
                 }
                 if !cs.is_null() {
-                    _mm512_mask_storeu_ps(cs.add(t * l.hidden + q * 16), m, cv[q]);
+                    cv[q].store_first(cs.add(t * l.hidden + q * V::LANES), m);
                 }
             }
         }
         for (q, v) in cv.iter().enumerate() {
-            _mm512_storeu_ps(c.as_mut_ptr().add(q * 16), *v);
+            v.store(c.as_mut_ptr().add(q * V::LANES));
         }
     }
 
     /// GRU ticks on the gi rows at `gi`.
     #[inline(always)]
-    unsafe fn gru_ticks<const Q: usize, const FUSED: bool>(l: &RegLayer, gi: *const f32, ticks: usize, h: &mut [f32], hs: *mut f32) {
+    unsafe fn gru_ticks<V: Vector, const Q: usize, const FUSED: bool>(l: &RegLayer, gi: *const f32, ticks: usize, h: &mut [f32], hs: *mut f32) {
         let hp = h.as_mut_ptr();
-        let sign = _mm512_set1_ps(-0.0);
         for t in 0..ticks {
-            let gh = affine::<Q, 3, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), hp, l.hidden);
-            let (mut rz, mut n, mut next) = ([[_mm512_setzero_ps(); Q]; 2], [_mm512_setzero_ps(); Q], [_mm512_setzero_ps(); Q]);
+            let gh = affine::<V, Q, 3, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), hp, l.hidden);
+            let (mut rz, mut n, mut next) = ([[V::zero(); Q]; 2], [V::zero(); Q], [V::zero(); Q]);
             for (g, row) in rz.iter_mut().enumerate() {
                 for (q, v) in row.iter_mut().enumerate() {
-                    *v = act(l.gate, _mm512_add_ps(gi_at::<Q, 3>(gi, t, g, q), gh[g][q]));
+                    *v = gi_at::<V, Q, 3>(gi, t, g, q).add(gh[g][q]).act(l.gate);
                 }
             }
             for (q, v) in n.iter_mut().enumerate() {
-                *v = act(l.candidate, _mm512_add_ps(gi_at::<Q, 3>(gi, t, 2, q), _mm512_mul_ps(rz[0][q], gh[2][q])));
+                *v = gi_at::<V, Q, 3>(gi, t, 2, q).add(rz[0][q].mul(gh[2][q])).act(l.candidate);
             }
             for (q, v) in next.iter_mut().enumerate() {
-                let hq = _mm512_loadu_ps(hp.add(q * 16));
-                *v = _mm512_add_ps(n[q], _mm512_mul_ps(rz[1][q], _mm512_add_ps(hq, _mm512_xor_ps(n[q], sign))));
+                let hq = V::load(hp.add(q * V::LANES));
+                *v = n[q].add(rz[1][q].mul(hq.add(n[q].neg())));
             }
             // every vector's h is read before any is replaced
             for (q, hv) in next.iter().enumerate() {
-                _mm512_storeu_ps(hp.add(q * 16), *hv);
+                hv.store(hp.add(q * V::LANES));
                 if !hs.is_null() {
-                    _mm512_mask_storeu_ps(hs.add(t * l.hidden + q * 16), live(q, l.hidden), *hv);
+                    hv.store_first(hs.add(t * l.hidden + q * V::LANES), live::<V>(q, l.hidden));
                 }
             }
         }
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[path = "gated_single_vectors.rs"]
+mod vectors;
 
 #[cfg(test)]
 #[path = "gated_single_tests.rs"]

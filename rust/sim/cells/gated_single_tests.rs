@@ -7,9 +7,6 @@ use crate::sim::float_batch::activate;
 
 #[test]
 fn vector_activations_equal_the_lane_activations_bit_for_bit() {
-    if !available() {
-        return;
-    }
     let mut s = 99u64;
     let mut xs: Vec<f32> = vec![0.0, -0.0, 1.0, -1.0, 0.5, 1.5, -1.5, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-40, -1e-40, f32::MIN_POSITIVE, 88.5, -104.5];
     for i in 0..20_000 {
@@ -18,16 +15,96 @@ fn vector_activations_equal_the_lane_activations_bit_for_bit() {
         xs.push(f32::from_bits(if i % 2 == 0 { bits } else { bits & 0x80ff_ffff | 0x3c00_0000 }));
     }
     xs.resize(xs.len().next_multiple_of(16), 0.25);
-    for a in [Activation::Identity, Activation::Relu, Activation::Slu, Activation::Step, Activation::Tanh, Activation::Sigmoid, Activation::Sign, Activation::SatSigmoid] {
-        let mut want = xs.clone();
-        activate::<f32>(a, &mut want);
-        let mut got = vec![0f32; xs.len()];
-        for (d, x) in got.chunks_exact_mut(16).zip(xs.chunks_exact(16)) {
-            // SAFETY: available() checked the CPU features; 16 values each side.
-            unsafe { x86::act_slice16(a, x, d) };
+    for lanes in widths() {
+        for a in [Activation::Identity, Activation::Relu, Activation::Slu, Activation::Step, Activation::Tanh, Activation::Sigmoid, Activation::Sign, Activation::SatSigmoid] {
+            let mut want = xs.clone();
+            activate::<f32>(a, &mut want);
+            let mut got = vec![0f32; xs.len()];
+            for (d, x) in got.chunks_exact_mut(lanes).zip(xs.chunks_exact(lanes)) {
+                // SAFETY: widths() checked the CPU features; `lanes` values each side.
+                unsafe {
+                    if lanes == 16 { x86::act_slice_avx512(a, x, d) } else { x86::act_slice_avx2(a, x, d) }
+                };
+            }
+            for ((&x, &w), &g) in xs.iter().zip(&want).zip(&got) {
+                assert!(w.to_bits() == g.to_bits() || (w.is_nan() && g.is_nan()), "{lanes} lanes, {a:?}({x:e}): {g:e} vs {w:e}");
+            }
         }
-        for ((&x, &w), &g) in xs.iter().zip(&want).zip(&got) {
-            assert!(w.to_bits() == g.to_bits() || (w.is_nan() && g.is_nan()), "{a:?}({x:e}): {g:e} vs {w:e}");
+    }
+}
+
+/// The vector widths this CPU runs, whatever `RNNSIM_ISA` says: 16 (AVX-512) and 8 (AVX2).
+fn widths() -> Vec<usize> {
+    use std::arch::is_x86_feature_detected as has;
+    let mut w = Vec::new();
+    if has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("fma") {
+        w.push(16);
+    }
+    if has!("avx2") && has!("fma") {
+        w.push(8);
+    }
+    w
+}
+
+/// A random f32 gated layer (weights uniform in ±scale/√hidden).
+fn random_plan(kind: GatedKind, h: usize, n: usize, seed: u64, scale: f64) -> GatedPlan<f32> {
+    use crate::net::matrix::RatMatrix;
+    use crate::sim::cells::affine::DenseAffine;
+    use malachite::Rational;
+    let blocks = match kind {
+        GatedKind::Gru => 3,
+        GatedKind::Lstm => 4,
+        GatedKind::DoublingLstm => 5,
+    };
+    let mut s = seed;
+    let mut val = |sc: f64| {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        Rational::try_from(((s >> 40) as f64 / (1u64 << 24) as f64 - 0.5) * 2.0 * sc).unwrap()
+    };
+    let sc = scale / (h as f64).sqrt();
+    let w_ih = RatMatrix::from_rows((0..blocks * h).map(|_| (0..n).map(|_| val(sc)).collect()).collect());
+    let w_hh = RatMatrix::from_rows((0..blocks * h).map(|_| (0..h).map(|_| val(sc)).collect()).collect());
+    let b: Vec<Rational> = (0..blocks * h).map(|_| val(sc)).collect();
+    GatedPlan::<f32> { kind, hidden: h, ih: DenseAffine::new(&w_ih, &b), hh: DenseAffine::new(&w_hh, &b), gate: Activation::Sigmoid, candidate: Activation::Tanh, output: Activation::Tanh, lockstep: Default::default() }
+}
+
+/// (top h rows, top c rows, every layer's final h and c) of a run of `layers` on x.
+fn run_rows(layers: &[&RegLayer], x: &[f32], n: usize, t: usize, fma: bool) -> (Vec<u32>, Vec<u32>, Vec<Vec<u32>>) {
+    let top = layers.last().unwrap();
+    let gru = top.kind == GatedKind::Gru;
+    let (mut hs, mut cs) = (vec![MaybeUninit::<f32>::uninit(); t * top.hidden], vec![MaybeUninit::<f32>::uninit(); t * top.hidden]);
+    let mut vals: Vec<(Vec<f32>, Vec<f32>)> = layers.iter().map(|l| (vec![0.25f32; l.hidden], vec![-0.5f32; if l.kind == GatedKind::Gru { 0 } else { l.hidden }])).collect();
+    let mut st: Vec<LayerState<'_>> = vals.iter_mut().map(|(h, c)| LayerState { h, c }).collect();
+    run(layers, x, n, t, &mut st, Some(&mut hs), if gru { None } else { Some(&mut cs) }, fma, &Control::new()).unwrap();
+    // SAFETY: run wrote all t rows of hs (and of cs when given)
+    let bits = |v: &[MaybeUninit<f32>]| v.iter().map(|m| unsafe { m.assume_init() }.to_bits()).collect::<Vec<u32>>();
+    let fin = vals.iter().flat_map(|(h, c)| [h.iter().map(|v| v.to_bits()).collect(), c.iter().map(|v| v.to_bits()).collect()]).collect();
+    (bits(&hs), if gru { Vec::new() } else { bits(&cs) }, fin)
+}
+
+#[test]
+fn both_vector_widths_give_the_same_bits() {
+    // the AVX2 body (8 lanes) against the AVX-512 one (16 lanes, itself checked against the
+    // per-sequence engine by gated_batch_tests) on the same layers: every hidden size up to
+    // 32 (ragged vectors), 1–2 layers, fused and not, weights large enough to saturate
+    let w = widths();
+    if w != [16, 8] {
+        return;
+    }
+    for kind in [GatedKind::Lstm, GatedKind::DoublingLstm, GatedKind::Gru] {
+        for (i, h) in [1, 5, 8, 9, 16, 17, 24, 31, 32].into_iter().enumerate() {
+            let (n, t) = (3, 700);
+            let x: Vec<f32> = (0..t * n).map(|j| ((j * 7919 % 1000) as f32 / 250.0) - 2.0).collect();
+            let plans = [random_plan(kind, h, n, 11 + i as u64, 4.0), random_plan(kind, h, h, 99 + i as u64, 1.0)];
+            for depth in [1, 2] {
+                for fma in [true, false] {
+                    let wide: Vec<RegLayer> = plans[..depth].iter().map(|g| pack_for(g, 16).unwrap()).collect();
+                    let narrow: Vec<RegLayer> = plans[..depth].iter().map(|g| pack_for(g, 8).unwrap()).collect();
+                    let a = run_rows(&wide.iter().collect::<Vec<_>>(), &x, n, t, fma);
+                    let b = run_rows(&narrow.iter().collect::<Vec<_>>(), &x, n, t, fma);
+                    assert!(a == b, "{kind:?} hidden {h} depth {depth} fma {fma}");
+                }
+            }
         }
     }
 }
@@ -44,56 +121,42 @@ fn each_gate_block_is_padded_to_whole_vectors() {
     let w_hh = RatMatrix::from_rows((0..4 * h).map(|_| vec![q(0); h]).collect());
     let b: Vec<Rational> = (0..4 * h).map(|r| q(r as i64)).collect();
     let g = GatedPlan::<f32> { kind: GatedKind::Lstm, hidden: h, ih: DenseAffine::new(&w_ih, &b), hh: DenseAffine::new(&w_hh, &b), gate: Activation::Sigmoid, candidate: Activation::Tanh, output: Activation::Tanh, lockstep: Default::default() };
-    let l = pack(&g).expect("hidden 17 ≤ 64");
-    assert_eq!(l.q, 2);
-    let width = 4 * 2 * 16;
-    assert_eq!((l.w_ih.len(), l.b_ih.len(), l.w_hh.len()), (n * width, width, h * width));
-    for blk in 0..4 {
-        for u in 0..32 {
-            let at = blk * 32 + u;
-            let (bias, w1) = if u < h { ((blk * h + u) as f32, (100 * (blk * h + u) + 1) as f32) } else { (0.0, 0.0) };
-            assert_eq!((l.b_ih[at], l.w_ih[width + at]), (bias, w1), "block {blk} unit {u}");
+    for (lanes, q) in [(16, 2), (8, 3)] {
+        let l = pack_for(&g, lanes).expect("hidden 17 ≤ 32");
+        assert_eq!(l.q, q);
+        let block = q * lanes;
+        let width = 4 * block;
+        assert_eq!((l.w_ih.len(), l.b_ih.len(), l.w_hh.len()), (n * width, width, h * width));
+        for blk in 0..4 {
+            for u in 0..block {
+                let at = blk * block + u;
+                let (bias, w1) = if u < h { ((blk * h + u) as f32, (100 * (blk * h + u) + 1) as f32) } else { (0.0, 0.0) };
+                assert_eq!((l.b_ih[at], l.w_ih[width + at]), (bias, w1), "{lanes} lanes, block {blk} unit {u}");
+            }
         }
     }
-    let big = GatedPlan::<f32> { hidden: 65, ..g };
-    assert!(pack(&big).is_none());
+    assert!(pack_for(&GatedPlan::<f32> { hidden: 65, ..g.clone() }, 16).is_none());
+    assert!(pack_for(&GatedPlan::<f32> { hidden: 33, ..g }, 8).is_none());
 }
 
 #[test]
 #[ignore]
 fn ns_per_tick() {
-    use crate::net::matrix::RatMatrix;
-    use crate::sim::cells::affine::DenseAffine;
-    use malachite::Rational;
-    if !available() {
-        return;
-    }
-    for (kind, blocks) in [(GatedKind::Lstm, 4), (GatedKind::Gru, 3)] {
-        for h in [16, 32, 64] {
-            let n = 8;
-            let mut s = 5u64;
-            let mut val = |sc: f64| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                Rational::try_from(((s >> 40) as f64 / (1u64 << 24) as f64 - 0.5) * 2.0 * sc).unwrap()
-            };
-            let sc = 1.0 / (h as f64).sqrt();
-            let w_ih = RatMatrix::from_rows((0..blocks * h).map(|_| (0..n).map(|_| val(sc)).collect()).collect());
-            let w_hh = RatMatrix::from_rows((0..blocks * h).map(|_| (0..h).map(|_| val(sc)).collect()).collect());
-            let b: Vec<Rational> = (0..blocks * h).map(|_| val(sc)).collect();
-            let g = GatedPlan::<f32> { kind, hidden: h, ih: DenseAffine::new(&w_ih, &b), hh: DenseAffine::new(&w_hh, &b), gate: Activation::Sigmoid, candidate: Activation::Tanh, output: Activation::Tanh, lockstep: Default::default() };
-            let l = pack(&g).unwrap();
-            let t = 4000;
-            let x: Vec<f32> = (0..t * n).map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0).collect();
-            let mut out = vec![MaybeUninit::<f32>::uninit(); t * h];
-            let mut best = f64::INFINITY;
-            for _ in 0..15 {
-                let (mut hv, mut cv) = (vec![0f32; h], vec![0f32; if kind == GatedKind::Gru { 0 } else { h }]);
-                let mut st = [LayerState { h: &mut hv, c: &mut cv }];
-                let t0 = std::time::Instant::now();
-                run(&[&l], &x, n, t, &mut st, Some(&mut out), None, true, &Control::new()).unwrap();
-                best = best.min(t0.elapsed().as_secs_f64() * 1e9 / t as f64);
+    for lanes in widths() {
+        for kind in [GatedKind::Lstm, GatedKind::Gru] {
+            for h in [16, 32, 64].into_iter().filter(|&h| h <= MAX_Q * lanes) {
+                let n = 8;
+                let l = pack_for(&random_plan(kind, h, n, 5, 1.0), lanes).unwrap();
+                let t = 4000;
+                let x: Vec<f32> = (0..t * n).map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0).collect();
+                let mut best = f64::INFINITY;
+                for _ in 0..15 {
+                    let t0 = std::time::Instant::now();
+                    run_rows(&[&l], &x, n, t, true);
+                    best = best.min(t0.elapsed().as_secs_f64() * 1e9 / t as f64);
+                }
+                eprintln!("{lanes} lanes, {kind:?} hidden {h}: {best:.1} ns per tick");
             }
-            eprintln!("{kind:?} hidden {h}: {best:.1} ns per tick");
         }
     }
 }
