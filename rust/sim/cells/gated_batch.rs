@@ -291,7 +291,7 @@ fn finish<F: LaneFormat + Scalar>(mut out: BlockOut<'_, F>, layers: &[LayerBlock
 
 /// Every layer's `gated_single` weights when a block of `ns` sequences on a team of `team`
 /// runs there: one sequence on one thread, every layer packed for it (f32, hidden ≤
-/// `gated_single::max_hidden`), and the CPU able.
+/// `gated_single::MAX_HIDDEN`), and the CPU able.
 fn single_layers<C>(lanes: &[Arc<GatedLanes<C>>], ns: usize, team: usize) -> Option<Vec<&RegLayer>> {
     if ns != 1 || team != 1 || !gated_single::available() {
         return None;
