@@ -115,7 +115,8 @@ pub struct LayerState<'a> {
 /// the caller fills the rest).
 #[allow(clippy::too_many_arguments)]
 pub fn run(layers: &[&RegLayer], x: &[f32], ldx: usize, len: usize, state: &mut [LayerState<'_>], states: Option<&mut [MaybeUninit<f32>]>, cells: Option<&mut [MaybeUninit<f32>]>, fma: bool, ctl: &Control) -> SimResult<()> {
-    assert!(layers.iter().all(|l| if l.lanes == 16 { crate::sim::cpu::avx512() } else { available() }), "the caller checks gated_single::available()");
+    use crate::sim::cpu;
+    assert!(layers.iter().all(|l| if l.lanes == 16 { cpu::avx512() } else { cpu::avx2_fma() }), "the caller checks gated_single::available()");
     let top = layers.len() - 1;
     let htop = layers[top].hidden;
     assert!(states.as_ref().is_none_or(|s| s.len() >= len * htop) && cells.as_ref().is_none_or(|s| s.len() >= len * htop));

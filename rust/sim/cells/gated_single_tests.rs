@@ -33,17 +33,10 @@ fn vector_activations_equal_the_lane_activations_bit_for_bit() {
     }
 }
 
-/// The vector widths this CPU runs, whatever `RNNSIM_ISA` says: 16 (AVX-512) and 8 (AVX2).
+/// The vector widths the kernel may use here (under `RNNSIM_ISA`): 16 (AVX-512), 8 (AVX2).
 fn widths() -> Vec<usize> {
-    use std::arch::is_x86_feature_detected as has;
-    let mut w = Vec::new();
-    if has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("fma") {
-        w.push(16);
-    }
-    if has!("avx2") && has!("fma") {
-        w.push(8);
-    }
-    w
+    use crate::sim::cpu;
+    [(16, cpu::avx512()), (8, cpu::avx2_fma())].into_iter().filter(|&(_, ok)| ok).map(|(w, _)| w).collect()
 }
 
 /// A random f32 gated layer (weights uniform in ±scale/√hidden).
