@@ -94,7 +94,7 @@ fn for_active(ns: usize, hsz: usize, active: Option<&[bool]>, mut f: impl FnMut(
 #[allow(clippy::too_many_arguments)]
 pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
     #[cfg(target_arch = "x86_64")]
-    if crate::sim::activation_avx512::available() {
+    if crate::sim::cpu::avx512() {
         // SAFETY: the CPU has the features the function is compiled for (checked).
         return unsafe { lstm_block_avx512(g, rows, pre, h, c, active, added) };
     }
@@ -171,7 +171,7 @@ fn lstm_block_body<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_,
 /// (Compiled for AVX-512 and for AVX2 + FMA, as `lstm_block`.)
 pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     #[cfg(target_arch = "x86_64")]
-    if crate::sim::activation_avx512::available() {
+    if crate::sim::cpu::avx512() {
         // SAFETY: the CPU has the features the function is compiled for (checked).
         return unsafe { gru_block_avx512(g, rows, pre, h, active, added) };
     }

@@ -82,20 +82,19 @@ impl Vector for V512 {
         use crate::sim::activation_avx512::apply16;
         let x = self.0;
         let (zero, one) = (_mm512_setzero_ps(), _mm512_set1_ps(1.0));
-        let gt = gt512;
         V512(match a {
             Activation::Identity => x,
             Activation::Tanh => apply16::<Tanh>(x),
             Activation::Sigmoid => apply16::<Sigmoid>(x),
             // x > 0 ? x : 0 (NaN: 0)
-            Activation::Relu => _mm512_maskz_mov_ps(gt(x, zero), x),
+            Activation::Relu => _mm512_maskz_mov_ps(gt512(x, zero), x),
             // x > 1 ? 1 : x > 0 ? x : 0
-            Activation::Slu => _mm512_mask_blend_ps(gt(x, one), _mm512_maskz_mov_ps(gt(x, zero), x), one),
-            Activation::Step => _mm512_maskz_mov_ps(gt(x, zero), one),
+            Activation::Slu => _mm512_mask_blend_ps(gt512(x, one), _mm512_maskz_mov_ps(gt512(x, zero), x), one),
+            Activation::Step => _mm512_maskz_mov_ps(gt512(x, zero), one),
             // x > 0 ? 1 : x < 0 ? −1 : 0
-            Activation::Sign => _mm512_mask_blend_ps(gt(zero, x), _mm512_maskz_mov_ps(gt(x, zero), one), _mm512_set1_ps(-1.0)),
+            Activation::Sign => _mm512_mask_blend_ps(gt512(zero, x), _mm512_maskz_mov_ps(gt512(x, zero), one), _mm512_set1_ps(-1.0)),
             // x > 0 ? 1 : x < 0 ? 0 : ½
-            Activation::SatSigmoid => _mm512_mask_blend_ps(gt(x, zero), _mm512_maskz_mov_ps(!gt(zero, x), _mm512_set1_ps(0.5)), one),
+            Activation::SatSigmoid => _mm512_mask_blend_ps(gt512(x, zero), _mm512_maskz_mov_ps(!gt512(zero, x), _mm512_set1_ps(0.5)), one),
         })
     }
 }
@@ -145,18 +144,17 @@ impl Vector for V256 {
         use crate::sim::activation_avx2::apply8;
         let x = self.0;
         let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
-        let gt = gt256;
         // blend(a, b, m): b where m is set, else a
         V256(match a {
             Activation::Identity => x,
             Activation::Tanh => apply8::<Tanh>(x),
             Activation::Sigmoid => apply8::<Sigmoid>(x),
-            Activation::Relu => _mm256_and_ps(gt(x, zero), x),
-            Activation::Slu => _mm256_blendv_ps(_mm256_and_ps(gt(x, zero), x), one, gt(x, one)),
-            Activation::Step => _mm256_and_ps(gt(x, zero), one),
-            Activation::Sign => _mm256_blendv_ps(_mm256_and_ps(gt(x, zero), one), _mm256_set1_ps(-1.0), gt(zero, x)),
+            Activation::Relu => _mm256_and_ps(gt256(x, zero), x),
+            Activation::Slu => _mm256_blendv_ps(_mm256_and_ps(gt256(x, zero), x), one, gt256(x, one)),
+            Activation::Step => _mm256_and_ps(gt256(x, zero), one),
+            Activation::Sign => _mm256_blendv_ps(_mm256_and_ps(gt256(x, zero), one), _mm256_set1_ps(-1.0), gt256(zero, x)),
             // (andnot(m, v) = v where m is clear)
-            Activation::SatSigmoid => _mm256_blendv_ps(_mm256_andnot_ps(gt(zero, x), _mm256_set1_ps(0.5)), one, gt(x, zero)),
+            Activation::SatSigmoid => _mm256_blendv_ps(_mm256_andnot_ps(gt256(zero, x), _mm256_set1_ps(0.5)), one, gt256(x, zero)),
         })
     }
 }
