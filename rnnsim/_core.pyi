@@ -59,10 +59,11 @@ class SimpleRNN:
     def params(self) -> dict[str, tuple[list[int], list[str]]]:
         """Exact parameters: V, W, b, h0 (and readout_w, readout_b) as (shape, ["p/q", ...])."""
     def run(self, x: Tensor, dtype: str = "exact", h0: Tensor | None = None, max_bits: int = ...,
-            fma: bool = False) -> dict[str, Any]:
+            fma: bool = False, approx_activations: bool = False) -> dict[str, Any]:
         """One sequence x (T, input): {"states": h_0..h_T, "outputs": y_0..y_T}; lists of
         Fractions for "exact", numpy arrays of the format otherwise (bf16 as float32).
-        fma: every acc + w·z of the affine maps and the readout rounded once (fused)."""
+        fma: every acc + w·z of the affine maps and the readout rounded once (fused).
+        approx_activations: tanh/σ by the f32 approximation (f32 only, else UnsupportedError)."""
     def run_batch(
         self,
         x: Tensor,
@@ -74,12 +75,13 @@ class SimpleRNN:
         max_bits: int = ...,
         progress: Callable[[int, int], None] | None = None,
         fma: bool = False,
+        approx_activations: bool = False,
     ) -> dict[str, Any]:
         """A batch x (B, T, input), parallel over sequences with the GIL released:
         {"states" (B, T, d) (keep="all" or "states"), "outputs" (B, T, out) (keep="all"),
         "final" (1, B, d), "final_outputs" (B, out)}; keep is "all", "states" or "final". Bitwise identical for any ``threads``; Ctrl-C raises
         KeyboardInterrupt within a tick; ``progress(done, total)`` is called every 50 ms.
-        fma: fused product-sums, as in ``run``."""
+        fma, approx_activations: as in ``run``."""
     def to_json(self, meta: str | None = None) -> str:
         """The versioned JSON text ({"format": "rnnsim.network", "version": 1, ...})."""
     @staticmethod
@@ -258,11 +260,13 @@ class CellNetwork:
         """Merrill 2019: sigmoid → sat_sigmoid, tanh → sign, slu → step; weights unchanged."""
     def relabel(self, label: str) -> CellNetwork: ...
     def run(self, x: Tensor, dtype: str = "exact", h0: list[Tensor | None] | None = None,
-            c0: list[Tensor | None] | None = None, fma: bool = False) -> dict[str, Any]:
+            c0: list[Tensor | None] | None = None, fma: bool = False,
+            approx_activations: bool = False) -> dict[str, Any]:
         """One sequence x (T, input): {"states" (T+1, H) top-layer h_0..h_T, "cells" (T+1, H)
         when the top layer has a cell state, "final": [h per layer], "final_c": [c or None]}.
         h0/c0: one (H_l,) tensor per layer. fma: every acc + w·z of the affine maps (and
-        the 2RNN's bilinear sums) rounded once (fused)."""
+        the 2RNN's bilinear sums) rounded once (fused). approx_activations: tanh/σ by the
+        f32 approximation (f32 only, else UnsupportedError)."""
     def run_batch(
         self,
         x: Tensor,
@@ -274,12 +278,14 @@ class CellNetwork:
         keep: str = "all",
         progress: Callable[[int, int], None] | None = None,
         fma: bool = False,
+        approx_activations: bool = False,
     ) -> dict[str, Any]:
         """A batch x (B, T, input), parallel over sequences, GIL released, bitwise identical
         for any ``threads``: {"states" (B, T, H) (keep="all" or "states"), "cells" (B, T, H)
         (keep="all", LSTM-like top layer), "final":
         [(B, H_l) per layer], "final_c": [(B, H_l) or None per layer]}. h0/c0: one (B, H_l)
-        tensor per layer. Exact runs return object arrays of Fractions. fma: as in ``run``."""
+        tensor per layer. Exact runs return object arrays of Fractions. fma, approx_activations:
+        as in ``run``."""
     def to_json(self, meta: str | None = None) -> str:
         """{"format": "rnnsim.network", "version": 1, "kind": label, "layers": [...], "meta": ...}."""
     @staticmethod

@@ -152,11 +152,15 @@ def _fused_zero_is_negative(w: float, z: float, acc: float) -> bool:
 
 class _Fmt:
     """Scalar arithmetic of one format on numpy scalars, each result rounded to the format.
-    ``fma=True``: the product-sum step ``mac`` is one fused, once-rounded operation."""
+    ``fma=True``: the product-sum step ``mac`` is one fused, once-rounded operation.
+    ``approx=True`` (f32): tanh and sigmoid are the approximations of ``reference_approx``."""
 
-    def __init__(self, fmt: str, fma: bool = False) -> None:
+    def __init__(self, fmt: str, fma: bool = False, approx: bool = False) -> None:
+        if approx and fmt != "f32":
+            raise ValueError("the approximate activations are f32 only")
         self.fmt = fmt
         self.fused = fma
+        self.approx = approx
         self.np = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.float32}[fmt]
 
     def round(self, v: np.floating) -> np.floating:
@@ -199,6 +203,9 @@ class _Fmt:
         y = piecewise(name, x, self.np(0), self.np(1), self.np(0.5))
         if y is not None:
             return y
+        if self.approx and name in ("tanh", "sigmoid"):
+            from . import reference_approx
+            return reference_approx.approx_tanh(x) if name == "tanh" else reference_approx.approx_sigmoid(x)
         if name == "tanh":
             return self._from_f64(math.tanh(float(x)))
         if name == "sigmoid":
@@ -273,12 +280,14 @@ class _ExactFmt:
 
 
 def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: Sequence[Vector], fmt: str,
-              readout: tuple[Matrix, Vector] | None = None, fma: bool = False) -> tuple[np.ndarray, np.ndarray]:
+              readout: tuple[Matrix, Vector] | None = None, fma: bool = False,
+              approx_activations: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """States and outputs of a simple RNN computed in float format ``fmt`` in the documented
     order. Inputs are exact values rounded to the format. Returns float64 arrays (object
     arrays of Fractions / float ±inf for a custom format "fp(M,E)" wider than float64).
-    ``fma=True``: each acc + w*z is one fused operation, rounded once."""
-    f = _Fmt(fmt, fma) if fmt in FORMATS else _ExactFmt(fmt, fma)
+    ``fma=True``: each acc + w*z is one fused operation, rounded once.
+    ``approx_activations=True`` (f32): tanh and sigmoid as ``reference_approx`` defines them."""
+    f = _Fmt(fmt, fma, approx_activations) if fmt in FORMATS else _ExactFmt(fmt, fma)
     Vf = [[f.const(v) for v in row] for row in V]
     Wf = [[f.const(v) for v in row] for row in W]
     bf = [f.const(v) for v in b]

@@ -53,8 +53,8 @@ class _Exact:
         return activate_exact(name, x)
 
 
-def arithmetic(fmt: str, fma: bool = False) -> Any:
-    return _Exact() if fmt == "exact" else _Fmt(fmt, fma)
+def arithmetic(fmt: str, fma: bool = False, approx: bool = False) -> Any:
+    return _Exact() if fmt == "exact" else _Fmt(fmt, fma, approx)
 
 
 def _mat(f: Any, m: Any) -> list[list[Any]]:
@@ -212,11 +212,13 @@ class _LayerRef:
 
 def run(layers: Sequence[Layer], xs: Sequence[Sequence[Any]], fmt: str,
         h0: Sequence[Sequence[Any] | None] | None = None, c0: Sequence[Sequence[Any] | None] | None = None,
-        fma: bool = False) -> tuple[list[list[Any]], list[list[Any]], list[list[Any] | None]]:
+        fma: bool = False, approx_activations: bool = False,
+        ) -> tuple[list[list[Any]], list[list[Any]], list[list[Any] | None]]:
     """Runs one sequence through the stack: (top-layer h_1..h_T, final h per layer, final c
     per layer or None). Values are numpy scalars of the format, or Fractions for "exact".
-    ``fma=True``: fused product-sums (one rounding each) in the affine maps and 2RNN sums."""
-    f = arithmetic(fmt, fma)
+    ``fma=True``: fused product-sums (one rounding each) in the affine maps and 2RNN sums.
+    ``approx_activations=True`` (f32): tanh and sigmoid as ``reference_approx`` defines them."""
+    f = arithmetic(fmt, fma, approx_activations)
     refs = [_LayerRef(f, layer) for layer in layers]
     states = [r.start(None if h0 is None else h0[k], None if c0 is None else c0[k]) for k, r in enumerate(refs)]
     top = []

@@ -55,6 +55,9 @@ def cases() -> dict[str, np.ndarray]:
                         out[f"{key}-final"] = np.ascontiguousarray(run.final)
                         if run.final_c is not None:
                             out[f"{key}-final_c"] = np.ascontiguousarray(run.final_c)
+                # the approximate activations (f32 only): the same bits at every width too
+                run = net.run_batch(x, "f32", threads=1, keep="states", fma=True, approx_activations=True)
+                out[f"{kind}-h{hidden}-l{layers}-b{batch}-f32-approx-states"] = np.ascontiguousarray(run.states)
     return out
 
 

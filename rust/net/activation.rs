@@ -16,6 +16,11 @@ pub enum Activation {
     Sigmoid,
     Sign,
     SatSigmoid,
+    /// tanh and σ by the approximation of `sim::approx_activation` (f32): never a network's
+    /// own activation, only in the float plans of a run with `approx_activations=True`
+    /// ([`Activation::approximate`]).
+    ApproxTanh,
+    ApproxSigmoid,
 }
 
 impl Activation {
@@ -41,12 +46,26 @@ impl Activation {
     }
 
     pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
+        match self {
+            Activation::ApproxTanh => "approx_tanh",
+            Activation::ApproxSigmoid => "approx_sigmoid",
+            other => Self::NAMES[other as usize],
+        }
+    }
+
+    /// The activation a run with `approx_activations=True` computes in place of this one:
+    /// tanh → approximate tanh, σ → approximate σ, the others unchanged.
+    pub fn approximate(self) -> Activation {
+        match self {
+            Activation::Tanh => Activation::ApproxTanh,
+            Activation::Sigmoid => Activation::ApproxSigmoid,
+            other => other,
+        }
     }
 
     /// True for the activations the exact engine supports (piecewise linear).
     pub fn is_piecewise_linear(self) -> bool {
-        !matches!(self, Activation::Tanh | Activation::Sigmoid)
+        !matches!(self, Activation::Tanh | Activation::Sigmoid | Activation::ApproxTanh | Activation::ApproxSigmoid)
     }
 
     /// The saturated limit lim_{ρ→∞} act(ρx) (Merrill 2019): sigmoid → sat_sigmoid,
@@ -54,8 +73,8 @@ impl Activation {
     /// identity are positively homogeneous (no finite limit) and stay as they are.
     pub fn saturated(self) -> Activation {
         match self {
-            Activation::Sigmoid => Activation::SatSigmoid,
-            Activation::Tanh => Activation::Sign,
+            Activation::Sigmoid | Activation::ApproxSigmoid => Activation::SatSigmoid,
+            Activation::Tanh | Activation::ApproxTanh => Activation::Sign,
             Activation::Slu => Activation::Step,
             other => other,
         }
@@ -91,5 +110,9 @@ mod tests {
         assert_eq!(Activation::Tanh.saturated(), Activation::Sign);
         assert_eq!(Activation::Sigmoid.saturated(), Activation::SatSigmoid);
         assert_eq!(Activation::Relu.saturated(), Activation::Relu);
+        assert_eq!(Activation::Tanh.approximate(), Activation::ApproxTanh);
+        assert_eq!(Activation::Sigmoid.approximate().name(), "approx_sigmoid");
+        assert_eq!(Activation::Slu.approximate(), Activation::Slu);
+        assert!(!Activation::ApproxTanh.is_piecewise_linear());
     }
 }

@@ -76,6 +76,16 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn sigmoid(self) -> Self {
         Self::from_f64_rounded(1.0 / (1.0 + (-self.to_f64()).exp()))
     }
+    /// The approximate tanh of `approx_activations=True` (`sim::approx_activation`). Only
+    /// f32 has one; the runs refuse the option for other formats, and here they fall back to
+    /// the exact value.
+    fn approx_tanh(self) -> Self {
+        self.tanh()
+    }
+    /// The approximate σ (see `approx_tanh`).
+    fn approx_sigmoid(self) -> Self {
+        self.sigmoid()
+    }
 }
 
 impl Float for f64 {
@@ -113,6 +123,8 @@ impl Float for f32 {
     fn mul_add(self, z: Self, acc: Self) -> Self { crate::num::fused::fma_via_odd(self as f64, z as f64, acc as f64) as f32 }
     fn is_nan(self) -> bool { f32::is_nan(self) }
     fn tanh(self) -> Self { (self as f64).tanh() as f32 }
+    fn approx_tanh(self) -> Self { crate::sim::approx_activation::one(crate::sim::approx_activation::Approx::Tanh, self) }
+    fn approx_sigmoid(self) -> Self { crate::sim::approx_activation::one(crate::sim::approx_activation::Approx::Sigmoid, self) }
 }
 
 impl Float for f16 {

@@ -34,6 +34,9 @@ pub trait Scalar: Clone + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn neg(&self) -> Self;
     fn tanh(&self) -> Self;
     fn sigmoid(&self) -> Self;
+    /// `Float::approx_tanh` / `approx_sigmoid` (`approx_activations=True`).
+    fn approx_tanh(&self) -> Self;
+    fn approx_sigmoid(&self) -> Self;
     /// The value as an exact rational (a float's binary value; NaN and ±∞ give 0: callers
     /// that show values check `is_finite` first).
     fn to_exact(&self) -> Rational;
@@ -77,6 +80,12 @@ macro_rules! float_scalar {
             }
             fn sigmoid(&self) -> Self {
                 Float::sigmoid(*self)
+            }
+            fn approx_tanh(&self) -> Self {
+                Float::approx_tanh(*self)
+            }
+            fn approx_sigmoid(&self) -> Self {
+                Float::approx_sigmoid(*self)
             }
             fn to_exact(&self) -> Rational {
                 Float::to_rational(*self).unwrap_or_else(|| Rational::from(0))
@@ -124,6 +133,12 @@ impl Scalar for Rational {
     fn sigmoid(&self) -> Self {
         unreachable!("exact cell plans reject sigmoid before running")
     }
+    fn approx_tanh(&self) -> Self {
+        unreachable!("exact cell plans reject tanh before running")
+    }
+    fn approx_sigmoid(&self) -> Self {
+        unreachable!("exact cell plans reject sigmoid before running")
+    }
     fn to_exact(&self) -> Rational {
         self.clone()
     }
@@ -145,6 +160,8 @@ pub fn activate<S: Scalar>(a: Activation, x: &S) -> S {
         Activation::Step => if *x > S::zero() { S::one() } else { S::zero() },
         Activation::Tanh => x.tanh(),
         Activation::Sigmoid => x.sigmoid(),
+        Activation::ApproxTanh => x.approx_tanh(),
+        Activation::ApproxSigmoid => x.approx_sigmoid(),
         Activation::Sign => {
             if *x > S::zero() { S::one() } else if *x < S::zero() { S::one().neg() } else { S::zero() }
         }

@@ -15,9 +15,10 @@ use crate::num::rational::{rational_from_f64, rational_to_string};
 use crate::num::scalar::Scalar;
 use crate::py::convert::{fraction_type, py_fraction, read_input, read_tensor, to_pyerr, Tensor, ToNumpy, Values};
 use crate::py::interrupt::run_interruptible;
+use crate::py::network::require_approx_format;
 use crate::sim::cells::run::Starts;
 use crate::sim::cells::StackPlan;
-use crate::sim::plan_cache::PlanCache;
+use crate::sim::plan_cache::{Approximate, PlanCache};
 use crate::sim::run::{BatchSpec, Keep};
 use half::{bf16, f16};
 use malachite::Rational;
@@ -39,10 +40,16 @@ impl PyCellNetwork {
         PyCellNetwork { stack: Arc::new(stack), plans: PlanCache::default() }
     }
 
-    /// The plan in S: cached, except for a custom format (its values depend on the format).
-    fn plan<S: Scalar>(&self, py: Python<'_>) -> PyResult<Arc<StackPlan<S>>> {
-        let build = || StackPlan::<S>::new(&self.stack);
-        self.plans.for_number::<S, _>(build).map_err(|e| to_pyerr(py, e))
+    /// The plan in S: cached, except for a custom format (its values depend on the format);
+    /// `approx`: with the approximate tanh/σ (a cache entry of its own).
+    fn plan<S: Scalar>(&self, py: Python<'_>, approx: bool) -> PyResult<Arc<StackPlan<S>>> {
+        let plan = if approx {
+            let build = || Ok(Approximate(Arc::new(StackPlan::<S>::new(&self.stack)?.approximate())));
+            self.plans.for_number::<S, _>(build).map(|a| a.0.clone())
+        } else {
+            self.plans.for_number::<S, _>(|| StackPlan::<S>::new(&self.stack))
+        };
+        plan.map_err(|e| to_pyerr(py, e))
     }
 }
 
@@ -157,8 +164,8 @@ fn starts<S: PyScalar>(h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>) -> St
     Starts { h0: h0.map(|v| v.iter().map(S::from_tensor).collect()), c0: c0.map(|v| v.iter().map(S::from_tensor).collect()) }
 }
 
-fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: Tensor, h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>, fma: bool) -> PyResult<Py<PyAny>> {
-    let plan = net.plan::<S>(py)?;
+fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: Tensor, h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>, fma: bool, approx: bool) -> PyResult<Py<PyAny>> {
+    let plan = net.plan::<S>(py, approx)?;
     let steps = x.shape[0];
     let xs = S::into_vec(x);
     let st = starts::<S>(h0, c0);
@@ -193,8 +200,9 @@ fn run_batch<S: PyScalar>(
     c0: Option<&Vec<Tensor>>,
     spec: &BatchSpec,
     progress: Option<&Bound<'_, PyAny>>,
+    approx: bool,
 ) -> PyResult<Py<PyAny>> {
-    let plan = net.plan::<S>(py)?;
+    let plan = net.plan::<S>(py, approx)?;
     let xs = S::into_vec(x);
     let st = starts::<S>(h0, c0);
     let res = run_interruptible(py, progress, spec.batch as u64, |ctl| plan.run_batch(&xs, &st, spec, ctl))?;
@@ -332,27 +340,30 @@ impl PyCellNetwork {
 
     /// One sequence x (T, n): {"states": top h_0..h_T, "cells": top c_0..c_T (LSTM-like top),
     /// "final": [h per layer], "final_c": [c per layer or None]}.
-    #[pyo3(signature = (x, dtype="exact", h0=None, c0=None, fma=false))]
-    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<Vec<Option<Bound<'_, PyAny>>>>, c0: Option<Vec<Option<Bound<'_, PyAny>>>>, fma: bool) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (x, dtype="exact", h0=None, c0=None, fma=false, approx_activations=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<Vec<Option<Bound<'_, PyAny>>>>, c0: Option<Vec<Option<Bound<'_, PyAny>>>>, fma: bool, approx_activations: bool) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
+        require_approx_format(py, dt, approx_activations)?;
+        let approx = approx_activations;
         let exact = dt == Dtype::Exact;
         let x = read_input(py, x, exact, 2, self.stack.input_size())?;
         let h0 = self.read_starts(py, "h0", h0, exact, None)?;
         let c0 = self.read_starts(py, "c0", c0, exact, None)?;
         match dt {
-            Dtype::Exact => run_one::<Rational>(py, self, x, h0.as_ref(), c0.as_ref(), fma),
-            Dtype::F64 => run_one::<f64>(py, self, x, h0.as_ref(), c0.as_ref(), fma),
-            Dtype::F32 => run_one::<f32>(py, self, x, h0.as_ref(), c0.as_ref(), fma),
-            Dtype::Bf16 => run_one::<bf16>(py, self, x, h0.as_ref(), c0.as_ref(), fma),
-            Dtype::F16 => run_one::<f16>(py, self, x, h0.as_ref(), c0.as_ref(), fma),
-            Dtype::Custom(f) => with_format(f, || run_one::<Custom>(py, self, x, h0.as_ref(), c0.as_ref(), fma)),
+            Dtype::Exact => run_one::<Rational>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
+            Dtype::F64 => run_one::<f64>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
+            Dtype::F32 => run_one::<f32>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
+            Dtype::Bf16 => run_one::<bf16>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
+            Dtype::F16 => run_one::<f16>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
+            Dtype::Custom(f) => with_format(f, || run_one::<Custom>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx)),
         }
     }
 
     /// A batch x (B, T, n), parallel over sequences with the GIL released: {"states" (B, T, H),
     /// "cells" (B, T, H) (keep="all", not "states"; cells only for an LSTM-like top layer), "final": [(B, H_l)
     /// per layer], "final_c": [(B, H_l) or None per layer]}. Bitwise identical for any threads.
-    #[pyo3(signature = (x, dtype="f32", h0=None, c0=None, lengths=None, threads=None, keep="all", progress=None, fma=false))]
+    #[pyo3(signature = (x, dtype="f32", h0=None, c0=None, lengths=None, threads=None, keep="all", progress=None, fma=false, approx_activations=false))]
     #[allow(clippy::too_many_arguments)]
     fn run_batch(
         &self,
@@ -366,8 +377,11 @@ impl PyCellNetwork {
         keep: &str,
         progress: Option<&Bound<'_, PyAny>>,
         fma: bool,
+        approx_activations: bool,
     ) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
+        require_approx_format(py, dt, approx_activations)?;
+        let approx = approx_activations;
         let exact = dt == Dtype::Exact;
         let keep = Keep::parse(keep).map_err(|e| to_pyerr(py, e))?;
         let x = read_input(py, x, exact, 3, self.stack.input_size())?;
@@ -386,12 +400,12 @@ impl PyCellNetwork {
         spec.validate().map_err(|e| to_pyerr(py, e))?;
         let (h, c) = (h0.as_ref(), c0.as_ref());
         match dt {
-            Dtype::Exact => run_batch::<Rational>(py, self, x, h, c, &spec, progress),
-            Dtype::F64 => run_batch::<f64>(py, self, x, h, c, &spec, progress),
-            Dtype::F32 => run_batch::<f32>(py, self, x, h, c, &spec, progress),
-            Dtype::Bf16 => run_batch::<bf16>(py, self, x, h, c, &spec, progress),
-            Dtype::F16 => run_batch::<f16>(py, self, x, h, c, &spec, progress),
-            Dtype::Custom(f) => with_format(f, || run_batch::<Custom>(py, self, x, h, c, &spec, progress)),
+            Dtype::Exact => run_batch::<Rational>(py, self, x, h, c, &spec, progress, approx),
+            Dtype::F64 => run_batch::<f64>(py, self, x, h, c, &spec, progress, approx),
+            Dtype::F32 => run_batch::<f32>(py, self, x, h, c, &spec, progress, approx),
+            Dtype::Bf16 => run_batch::<bf16>(py, self, x, h, c, &spec, progress, approx),
+            Dtype::F16 => run_batch::<f16>(py, self, x, h, c, &spec, progress, approx),
+            Dtype::Custom(f) => with_format(f, || run_batch::<Custom>(py, self, x, h, c, &spec, progress, approx)),
         }
     }
 

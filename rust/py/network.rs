@@ -14,7 +14,7 @@ use crate::py::interrupt::run_interruptible;
 use crate::sim::exact_engine::ExactPlan;
 use crate::num::float::Float;
 use crate::sim::float_engine::FloatPlan;
-use crate::sim::plan_cache::PlanCache;
+use crate::sim::plan_cache::{Approximate, PlanCache};
 use crate::sim::run::{run_batch_exact, run_batch_float, run_exact, run_float, BatchSpec, Keep};
 use half::{bf16, f16};
 use malachite::Rational;
@@ -34,10 +34,16 @@ impl PySimpleRnn {
         PySimpleRnn { net: Arc::new(net), plans: PlanCache::default() }
     }
 
-    /// The float plan of F: cached for the builtin formats, fresh for a custom format.
-    fn float_plan<F: Float>(&self, py: Python<'_>) -> PyResult<Arc<FloatPlan<F>>> {
-        let build = || FloatPlan::<F>::try_new(&self.net);
-        self.plans.for_number::<F, _>(build).map_err(|e| to_pyerr(py, e))
+    /// The float plan of F: cached for the builtin formats, fresh for a custom format;
+    /// `approx`: with the approximate tanh/σ (a cache entry of its own).
+    fn float_plan<F: Float>(&self, py: Python<'_>, approx: bool) -> PyResult<Arc<FloatPlan<F>>> {
+        let plan = if approx {
+            let build = || Ok(Approximate(Arc::new(FloatPlan::<F>::try_new(&self.net)?.approximate())));
+            self.plans.for_number::<F, _>(build).map(|a| a.0.clone())
+        } else {
+            self.plans.for_number::<F, _>(|| FloatPlan::<F>::try_new(&self.net))
+        };
+        plan.map_err(|e| to_pyerr(py, e))
     }
 }
 
@@ -86,6 +92,20 @@ fn parse_dtype(py: Python<'_>, dtype: &str) -> PyResult<Dtype> {
     Dtype::parse(dtype).map_err(|e| to_pyerr(py, e))
 }
 
+/// `approx_activations=True` is for f32 only: UnsupportedError otherwise.
+pub(crate) fn require_approx_format(py: Python<'_>, dt: Dtype, approx: bool) -> PyResult<()> {
+    if approx && dt != Dtype::F32 {
+        let msg = format!(
+            "approx_activations=True is defined for dtype=\"f32\" only, not {:?}: f16 and bf16 look their \
+             correctly rounded tanh and sigmoid up in tables (as fast), and f64, custom formats and exact \
+             runs have no approximation",
+            dt.name()
+        );
+        return Err(to_pyerr(py, SimError::Unsupported(msg)));
+    }
+    Ok(())
+}
+
 /// The canonical name of a dtype ("f32", "fp(10,5)", ...); InvalidInputError if unknown
 /// or if a custom format is out of range.
 #[pyfunction]
@@ -93,8 +113,8 @@ pub fn dtype_name(py: Python<'_>, dtype: &str) -> PyResult<&'static str> {
     Ok(parse_dtype(py, dtype)?.name())
 }
 
-fn float_run<F: ToNumpy>(py: Python<'_>, this: &PySimpleRnn, x: Tensor, h0: Option<&Tensor>, fma: bool) -> PyResult<Py<PyAny>> {
-    let plan = this.float_plan::<F>(py)?;
+fn float_run<F: ToNumpy>(py: Python<'_>, this: &PySimpleRnn, x: Tensor, h0: Option<&Tensor>, fma: bool, approx: bool) -> PyResult<Py<PyAny>> {
+    let plan = this.float_plan::<F>(py, approx)?;
     let steps = x.shape[0];
     let xs: Vec<F> = x.into_format();
     let start: Vec<F> = h0.map_or_else(|| plan.h0.clone(), |h| h.to_format());
@@ -113,8 +133,9 @@ fn float_batch<F: ToNumpy>(
     h0: Option<&Tensor>,
     spec: &BatchSpec,
     progress: Option<&Bound<'_, PyAny>>,
+    approx: bool,
 ) -> PyResult<Py<PyAny>> {
-    let plan = this.float_plan::<F>(py)?;
+    let plan = this.float_plan::<F>(py, approx)?;
     let xs: Vec<F> = x.into_format();
     let start: Option<Vec<F>> = h0.map(|h| h.to_format());
     let res = run_interruptible(py, progress, spec.batch as u64, |ctl| {
@@ -227,9 +248,12 @@ impl PySimpleRnn {
     }
 
     /// Runs one sequence x (T, input_size): {"states": h_0..h_T, "outputs": y_0..y_T}.
-    #[pyo3(signature = (x, dtype="exact", h0=None, max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, fma=false))]
-    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<&Bound<'_, PyAny>>, max_bits: u64, fma: bool) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (x, dtype="exact", h0=None, max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, fma=false, approx_activations=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<&Bound<'_, PyAny>>, max_bits: u64, fma: bool, approx_activations: bool) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
+        require_approx_format(py, dt, approx_activations)?;
+        let approx = approx_activations;
         let exact = dt == Dtype::Exact;
         let x = read_input(py, x, exact, 2, self.net.input_size())?;
         let h0 = h0.map(|h| self.read_h0(py, h, exact, None)).transpose()?;
@@ -249,16 +273,16 @@ impl PySimpleRnn {
                 out.set_item("outputs", PyList::new(py, outputs)?)?;
                 Ok(out.into_any().unbind())
             }
-            Dtype::F64 => float_run::<f64>(py, self, x, h0.as_ref(), fma),
-            Dtype::F32 => float_run::<f32>(py, self, x, h0.as_ref(), fma),
-            Dtype::Bf16 => float_run::<bf16>(py, self, x, h0.as_ref(), fma),
-            Dtype::F16 => float_run::<f16>(py, self, x, h0.as_ref(), fma),
-            Dtype::Custom(c) => with_format(c, || float_run::<Custom>(py, self, x, h0.as_ref(), fma)),
+            Dtype::F64 => float_run::<f64>(py, self, x, h0.as_ref(), fma, approx),
+            Dtype::F32 => float_run::<f32>(py, self, x, h0.as_ref(), fma, approx),
+            Dtype::Bf16 => float_run::<bf16>(py, self, x, h0.as_ref(), fma, approx),
+            Dtype::F16 => float_run::<f16>(py, self, x, h0.as_ref(), fma, approx),
+            Dtype::Custom(c) => with_format(c, || float_run::<Custom>(py, self, x, h0.as_ref(), fma, approx)),
         }
     }
 
     /// Runs a batch x (B, T, input_size) in parallel over sequences (GIL released).
-    #[pyo3(signature = (x, dtype="f32", h0=None, lengths=None, threads=None, keep="all", max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, progress=None, fma=false))]
+    #[pyo3(signature = (x, dtype="f32", h0=None, lengths=None, threads=None, keep="all", max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, progress=None, fma=false, approx_activations=false))]
     #[allow(clippy::too_many_arguments)]
     fn run_batch(
         &self,
@@ -272,8 +296,11 @@ impl PySimpleRnn {
         max_bits: u64,
         progress: Option<&Bound<'_, PyAny>>,
         fma: bool,
+        approx_activations: bool,
     ) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
+        require_approx_format(py, dt, approx_activations)?;
+        let approx = approx_activations;
         let exact = dt == Dtype::Exact;
         let keep = Keep::parse(keep).map_err(|e| to_pyerr(py, e))?;
         let x = read_input(py, x, exact, 3, self.net.input_size())?;
@@ -295,11 +322,11 @@ impl PySimpleRnn {
         let net = &*self.net;
         match dt {
             Dtype::Exact => exact_batch(py, net, x, h0, &spec, max_bits, progress),
-            Dtype::F64 => float_batch::<f64>(py, self, x, h0.as_ref(), &spec, progress),
-            Dtype::F32 => float_batch::<f32>(py, self, x, h0.as_ref(), &spec, progress),
-            Dtype::Bf16 => float_batch::<bf16>(py, self, x, h0.as_ref(), &spec, progress),
-            Dtype::F16 => float_batch::<f16>(py, self, x, h0.as_ref(), &spec, progress),
-            Dtype::Custom(c) => with_format(c, || float_batch::<Custom>(py, self, x, h0.as_ref(), &spec, progress)),
+            Dtype::F64 => float_batch::<f64>(py, self, x, h0.as_ref(), &spec, progress, approx),
+            Dtype::F32 => float_batch::<f32>(py, self, x, h0.as_ref(), &spec, progress, approx),
+            Dtype::Bf16 => float_batch::<bf16>(py, self, x, h0.as_ref(), &spec, progress, approx),
+            Dtype::F16 => float_batch::<f16>(py, self, x, h0.as_ref(), &spec, progress, approx),
+            Dtype::Custom(c) => with_format(c, || float_batch::<Custom>(py, self, x, h0.as_ref(), &spec, progress, approx)),
         }
     }
 

@@ -309,7 +309,7 @@ impl ExactPlan {
                 -1 => Out::Int(0),
                 _ => Out::Frac(f_l * Integer::from(l) >> 1u64),
             },
-            Activation::Tanh | Activation::Sigmoid => unreachable!("rejected by ExactPlan::new"),
+            Activation::Tanh | Activation::Sigmoid | Activation::ApproxTanh | Activation::ApproxSigmoid => unreachable!("rejected by ExactPlan::new"),
         }
     }
 
@@ -331,7 +331,7 @@ impl ExactPlan {
                 Ordering::Less => Out::Int(0),
                 Ordering::Equal => Out::Frac(e >> 1u64),
             },
-            Activation::Tanh | Activation::Sigmoid => unreachable!("rejected by ExactPlan::new"),
+            Activation::Tanh | Activation::Sigmoid | Activation::ApproxTanh | Activation::ApproxSigmoid => unreachable!("rejected by ExactPlan::new"),
         }
     }
 

@@ -57,6 +57,8 @@ pub fn activate<F: Float>(a: Activation, x: F) -> F {
         Activation::Step => if x > F::zero() { F::one() } else { F::zero() },
         Activation::Tanh => x.tanh(),
         Activation::Sigmoid => x.sigmoid(),
+        Activation::ApproxTanh => x.approx_tanh(),
+        Activation::ApproxSigmoid => x.approx_sigmoid(),
         Activation::Sign => {
             if x > F::zero() { F::one() } else if x < F::zero() { F::from_f64_exact(-1.0) } else { F::zero() }
         }
@@ -71,6 +73,13 @@ pub fn activate<F: Float>(a: Activation, x: F) -> F {
 pub const MAX_FLOAT_WEIGHTS: usize = 1 << 28;
 
 impl<F: Float> FloatPlan<F> {
+    /// This plan with tanh or σ replaced by its approximation (`approx_activations=True`,
+    /// `sim::approx_activation`); other activations unchanged.
+    pub fn approximate(mut self) -> Self {
+        self.activation = self.activation.approximate();
+        self
+    }
+
     /// Rounds the network's weights to F; `LimitExceeded` past [`MAX_FLOAT_WEIGHTS`].
     pub fn try_new(net: &SimpleRnn) -> SimResult<Self> {
         let d = net.hidden_size();

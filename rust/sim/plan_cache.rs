@@ -36,6 +36,11 @@ impl PlanCache {
     }
 }
 
+/// The cache entry of a plan whose tanh and σ are the approximate ones
+/// (`approx_activations=True`): a type of its own, so it sits beside the plan of the
+/// default activations.
+pub struct Approximate<T>(pub Arc<T>);
+
 impl std::fmt::Debug for PlanCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("PlanCache")

@@ -160,6 +160,27 @@ impl<S: Scalar> StackPlan<S> {
         Ok(StackPlan { input: stack.input_size(), layers: stack.layers.iter().map(LayerPlan::new).collect() })
     }
 
+    /// This plan with tanh and σ replaced by their approximations (`approx_activations=True`,
+    /// `sim::approx_activation`) in every layer; the other activations unchanged.
+    pub fn approximate(mut self) -> Self {
+        for layer in &mut self.layers {
+            match layer {
+                LayerPlan::Gated(p) => {
+                    p.gate = p.gate.approximate();
+                    p.candidate = p.candidate.approximate();
+                    p.output = p.output.approximate();
+                }
+                LayerPlan::Qrnn(p) => {
+                    p.gate = p.gate.approximate();
+                    p.candidate = p.candidate.approximate();
+                }
+                LayerPlan::SecondOrder(p) => p.activation = p.activation.approximate(),
+                LayerPlan::Feedforward(p) => p.layers.iter_mut().for_each(|(_, a)| *a = a.approximate()),
+            }
+        }
+        self
+    }
+
     pub fn top_hidden(&self) -> usize {
         self.layers.last().map_or(0, |l| l.hidden())
     }
