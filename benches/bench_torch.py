@@ -22,7 +22,9 @@ the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. Nothing ass
 
 ``--dtypes`` picks the formats (default f32,f64); a format written ``f32+fma`` runs rnnsim with
 ``fma=True`` (every product-sum rounded once, as BLAS does; README "Fused multiply-add"), and its
-peak fraction is against the FMA peak (twice the non-FMA one). The half formats f16 and bf16 print
+peak fraction is against the FMA peak (twice the non-FMA one); ``f32+approx`` (or
+``f32+fma+approx``) runs it with ``approx_activations=True`` (tanh and sigmoid within 2 ulps
+instead of correctly rounded, as torch's own are; README "Approximate activations"). The half formats f16 and bf16 print
 rnnsim-only rows (torch's CPU recurrent modules are not a like-for-like half reference), and
 a table of their rates relative to rnnsim's f32 on the same shape (issue 7: "f16/bf16
 batches at least as fast as f32").
@@ -117,13 +119,19 @@ def fmt(r: float) -> str:
     return f"{r / 1e6:9.3f} M" if r >= 1e5 else f"{r / 1e3:9.2f} k"
 
 
+def base(label: str) -> str:
+    """The format of a --dtypes entry ("f32+fma+approx" -> "f32")."""
+    return label.split("+")[0]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", choices=["rnn", "lstm", "gru"])
     ap.add_argument("--threads", type=int, default=0, help="only this thread count (default: 1 and 2)")
     ap.add_argument("--dtypes", default="f32,f64",
-                    help="comma-separated formats among f32,f64,f16,bf16, each optionally +fma (default f32,f64)")
+                    help="comma-separated formats among f32,f64,f16,bf16, each optionally +fma; f32 also "
+                         "+approx (default f32,f64)")
     ap.add_argument("--max-hidden", type=int, default=0, help="skip the shapes with a larger hidden size")
     ap.add_argument("--min-hidden", type=int, default=0, help="skip the shapes with a smaller hidden size")
     ap.add_argument("--ghz", type=float, default=0.0,
@@ -143,7 +151,8 @@ def main() -> None:
         shapes = [g[:4] for g in given]
         t_runs = {g[:4]: min(g[4] if len(g) == 5 else g[1], g[1]) for g in given}
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
-    unknown = [d for d in dtypes if d.removesuffix("+fma") not in ("f32", "f64", "f16", "bf16")]
+    unknown = [d for d in dtypes if base(d) not in ("f32", "f64", "f16", "bf16")
+               or not set(d.split("+")[1:]) <= ({"fma", "approx"} if base(d) == "f32" else {"fma"})]
     if unknown or not dtypes:
         ap.error(f"--dtypes: unknown or empty format list {args.dtypes!r}")
     kinds = [args.only] if args.only else ["rnn", "lstm", "gru"]
@@ -157,7 +166,7 @@ def main() -> None:
     print(f"torch: {torch.__version__ if torch is not None else 'not importable (' + TORCH_ERR + '); using the figures quoted in issue 7'}")
     print("token-steps/s = batch*T/seconds, best of repeats; ratio = rnnsim / torch (> 1: rnnsim faster)")
     print()
-    head = f"{'cell':<5} {'shape (B,T,H,I)':<20} {'T run':>6} {'dtype':<8} {'thr':>3} {'rnnsim':>12} {'torch':>12} {'ratio':>7} {'torch src':<9} {'max|diff|':>9}"
+    head = f"{'cell':<5} {'shape (B,T,H,I)':<20} {'T run':>6} {'dtype':<14} {'thr':>3} {'rnnsim':>12} {'torch':>12} {'ratio':>7} {'torch src':<9} {'max|diff|':>9}"
     print(head)
     print("-" * len(head))
     rows = []
@@ -177,7 +186,7 @@ def main() -> None:
             x64 = x.astype(np.float64)
             tok = B * t_run
             for label in dtypes:
-                dt, fused = label.removesuffix("+fma"), label.endswith("+fma")
+                dt, fused, approx = base(label), "fma" in label.split("+"), "approx" in label.split("+")
                 half = dt in ("f16", "bf16")
                 mod = torch_module(kind, w, I, H, dt) if torch is not None and not half else None
                 for th in thread_counts:
@@ -185,7 +194,8 @@ def main() -> None:
                     # the half formats round those same float32 values once); keep="states"
                     # returns what torch does: every h_t and the final (h, c), not every c_t
                     xr = x64 if dt == "f64" else x
-                    t_rs, res = best_time(lambda: net.run_batch(xr, dtype=dt, threads=th, keep="states", fma=fused),
+                    t_rs, res = best_time(lambda: net.run_batch(xr, dtype=dt, threads=th, keep="states", fma=fused,
+                                                                    approx_activations=approx),
                                           repeats, budget)
                     r_rs = tok / t_rs
                     diff, src, r_t = float("nan"), "", None
@@ -204,18 +214,18 @@ def main() -> None:
                         r_t, src = QUOTED[kind][SHAPES.index(shape)] * 1e6, "quoted"
                     ratio = f"{r_rs / r_t:7.2f}" if r_t else f"{'n/a':>7}"
                     tcol = fmt(r_t) if r_t else f"{'n/a':>11}"
-                    print(f"{kind:<5} {str(shape).replace(' ', ''):<20} {t_run:>6} {label:<8} {th:>3} {fmt(r_rs):>12} {tcol:>12} {ratio} {src:<9} {diff:9.2g}",
+                    print(f"{kind:<5} {str(shape).replace(' ', ''):<20} {t_run:>6} {label:<14} {th:>3} {fmt(r_rs):>12} {tcol:>12} {ratio} {src:<9} {diff:9.2g}",
                           flush=True)
                     rows.append((kind, shape, label, th, r_rs, r_t, src))
     print()
     print("ratios rnnsim / torch (measured torch when importable, else issue 7's quoted f32 figures)")
     for kind in kinds:
-        for dt in (d for d in dtypes if d.removesuffix("+fma") in ("f32", "f64")):
+        for dt in (d for d in dtypes if base(d) in ("f32", "f64")):
             for th in thread_counts:
                 cells = [f"{r / t:6.2f}" if t else "   n/a" for (k, s, d, h, r, t, _) in rows if k == kind and d == dt and h == th]
                 if cells:
-                    print(f"  {kind:<5} {dt:<7} threads={th}: " + " ".join(cells))
-    halves = [d for d in dtypes if d.removesuffix("+fma") in ("f16", "bf16")]
+                    print(f"  {kind:<5} {dt:<14} threads={th}: " + " ".join(cells))
+    halves = [d for d in dtypes if base(d) in ("f16", "bf16")]
     if halves and "f32" in dtypes:
         print()
         print("rnnsim half formats relative to rnnsim f32 (rate / f32 rate; >= 1: at least as fast)")
@@ -226,7 +236,7 @@ def main() -> None:
                     cells = [f"{r / f32[(k, s, h)]:6.2f}" for (k, s, d, h, r, *_ ) in rows
                              if k == kind and d == dt and h == th and (k, s, h) in f32]
                     if cells:
-                        print(f"  {kind:<5} {dt:<8} threads={th}: " + " ".join(cells))
+                        print(f"  {kind:<5} {dt:<14} threads={th}: " + " ".join(cells))
     if 1 in thread_counts and 2 in thread_counts:
         print()
         print("rnnsim scaling 1 -> 2 threads (rate at 2 / rate at 1)")
@@ -234,7 +244,7 @@ def main() -> None:
             for dt in dtypes:
                 one = {s: r for (k, s, d, h, r, *_ ) in rows if k == kind and d == dt and h == 1}
                 two = {s: r for (k, s, d, h, r, *_ ) in rows if k == kind and d == dt and h == 2}
-                print(f"  {kind:<5} {dt:<8}: " + " ".join(f"{two[s] / one[s]:5.2f}" for s in one if s in two))
+                print(f"  {kind:<5} {dt:<14}: " + " ".join(f"{two[s] / one[s]:5.2f}" for s in one if s in two))
     big = [(dt, th, r) for (k, s, dt, th, r, *_ ) in rows if k == "rnn" and s[2] == 1024]
     if big:
         print()
@@ -244,10 +254,10 @@ def main() -> None:
         print(f"SimpleRNN hidden 1024: {ops / 1e6:.2f} M multiply/add operations per token-step; "
               f"peak at {mhz / 1000:.2f} GHz ({'--ghz' if args.ghz else '/proc/cpuinfo'})")
         for dt, th, r in big:
-            lanes = {"f64": 8, "f32": 16, "f16": 32, "bf16": 16}[dt.removesuffix("+fma")]
-            fused = dt.endswith("+fma")
+            lanes = {"f64": 8, "f32": 16, "f16": 32, "bf16": 16}[base(dt)]
+            fused = "fma" in dt.split("+")
             peak = peak_ops(th, lanes, mhz) * (2 if fused else 1)
-            print(f"  {dt:<8} threads={th}: {r * ops / 1e9:6.1f} G ops/s = {r * ops / peak:5.1%} of the {'FMA' if fused else 'non-FMA'} peak")
+            print(f"  {dt:<14} threads={th}: {r * ops / 1e9:6.1f} G ops/s = {r * ops / peak:5.1%} of the {'FMA' if fused else 'non-FMA'} peak")
 
 
 if __name__ == "__main__":
