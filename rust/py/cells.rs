@@ -18,7 +18,7 @@ use crate::py::interrupt::run_interruptible;
 use crate::py::network::require_approx_format;
 use crate::sim::cells::run::Starts;
 use crate::sim::cells::StackPlan;
-use crate::sim::plan_cache::{Approximate, PlanCache};
+use crate::sim::plan_cache::PlanCache;
 use crate::sim::run::{BatchSpec, Keep};
 use half::{bf16, f16};
 use malachite::Rational;
@@ -43,13 +43,7 @@ impl PyCellNetwork {
     /// The plan in S: cached, except for a custom format (its values depend on the format);
     /// `approx`: with the approximate tanh/σ (a cache entry of its own).
     fn plan<S: Scalar>(&self, py: Python<'_>, approx: bool) -> PyResult<Arc<StackPlan<S>>> {
-        let plan = if approx {
-            let build = || Ok(Approximate(Arc::new(StackPlan::<S>::new(&self.stack)?.approximate())));
-            self.plans.for_number::<S, _>(build).map(|a| a.0.clone())
-        } else {
-            self.plans.for_number::<S, _>(|| StackPlan::<S>::new(&self.stack))
-        };
-        plan.map_err(|e| to_pyerr(py, e))
+        self.plans.for_number_approx::<S, _>(approx, || StackPlan::<S>::new(&self.stack)).map_err(|e| to_pyerr(py, e))
     }
 }
 
@@ -192,6 +186,7 @@ fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: Tensor, h0: Opti
     Ok(out.into_any().unbind())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_batch<S: PyScalar>(
     py: Python<'_>,
     net: &PyCellNetwork,

@@ -14,7 +14,7 @@ use crate::py::interrupt::run_interruptible;
 use crate::sim::exact_engine::ExactPlan;
 use crate::num::float::Float;
 use crate::sim::float_engine::FloatPlan;
-use crate::sim::plan_cache::{Approximate, PlanCache};
+use crate::sim::plan_cache::PlanCache;
 use crate::sim::run::{run_batch_exact, run_batch_float, run_exact, run_float, BatchSpec, Keep};
 use half::{bf16, f16};
 use malachite::Rational;
@@ -37,13 +37,7 @@ impl PySimpleRnn {
     /// The float plan of F: cached for the builtin formats, fresh for a custom format;
     /// `approx`: with the approximate tanh/σ (a cache entry of its own).
     fn float_plan<F: Float>(&self, py: Python<'_>, approx: bool) -> PyResult<Arc<FloatPlan<F>>> {
-        let plan = if approx {
-            let build = || Ok(Approximate(Arc::new(FloatPlan::<F>::try_new(&self.net)?.approximate())));
-            self.plans.for_number::<F, _>(build).map(|a| a.0.clone())
-        } else {
-            self.plans.for_number::<F, _>(|| FloatPlan::<F>::try_new(&self.net))
-        };
-        plan.map_err(|e| to_pyerr(py, e))
+        self.plans.for_number_approx::<F, _>(approx, || FloatPlan::<F>::try_new(&self.net)).map_err(|e| to_pyerr(py, e))
     }
 }
 

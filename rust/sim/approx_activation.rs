@@ -22,15 +22,22 @@
 
 use crate::num::fused::fma_via_odd;
 
+// (the constants as Cephes writes them; each decimal rounds to the same f32 here as in
+// numpy's float32(float(text)), which `reference_approx.py` uses)
+
 /// ln 2 = LN2_HI + LN2_LO, LN2_HI with 15 significant bits.
+#[allow(clippy::excessive_precision)]
 const LN2_HI: f32 = 0.693_145_751_953_125;
+#[allow(clippy::excessive_precision)]
 const LN2_LO: f32 = 1.428_606_765_330_187e-6;
 const LOG2_E: f32 = std::f32::consts::LOG2_E;
 /// 1.5·2^23: t = y·log2 e + MAGIC holds round(y·log2 e) in its low bits.
 const MAGIC: f32 = 12_582_912.0;
 /// e^r = 1 + r + r²·P(r) on |r| ≤ ln2/2 (Cephes `expf`), highest degree first.
+#[allow(clippy::excessive_precision)]
 const EXP_P: [f32; 6] = [1.987_569_15e-4, 1.398_199_950_7e-3, 8.333_451_907_3e-3, 4.166_579_589_4e-2, 1.666_666_545_9e-1, 5.000_000_120_1e-1];
 /// tanh a = a + a·z·Q(z), z = a², on a < 0.625 (Cephes `tanhf`), highest degree first.
+#[allow(clippy::excessive_precision)]
 const TANH_Q: [f32; 5] = [-5.704_988_727_45e-3, 2.063_908_879_54e-2, -5.373_971_555_31e-2, 1.333_144_220_36e-1, -3.333_328_194_22e-1];
 
 /// The f32 operations the formulas use, on one lane or a vector of them.

@@ -72,14 +72,16 @@ pub fn activate<F: Float>(a: Activation, x: F) -> F {
 /// engine stores V and W densely; a bigger (necessarily sparse) network runs exactly instead.
 pub const MAX_FLOAT_WEIGHTS: usize = 1 << 28;
 
-impl<F: Float> FloatPlan<F> {
+impl<F: Float> crate::sim::plan_cache::Approximable for FloatPlan<F> {
     /// This plan with tanh or σ replaced by its approximation (`approx_activations=True`,
     /// `sim::approx_activation`); other activations unchanged.
-    pub fn approximate(mut self) -> Self {
+    fn approximate(mut self) -> Self {
         self.activation = self.activation.approximate();
         self
     }
+}
 
+impl<F: Float> FloatPlan<F> {
     /// Rounds the network's weights to F; `LimitExceeded` past [`MAX_FLOAT_WEIGHTS`].
     pub fn try_new(net: &SimpleRnn) -> SimResult<Self> {
         let d = net.hidden_size();

@@ -24,6 +24,15 @@ impl PlanCache {
         }
     }
 
+    /// [`PlanCache::for_number`], or with `approx` the plan approximated (cached apart).
+    pub fn for_number_approx<N: Any, T: Approximable + Any + Send + Sync>(&self, approx: bool, build: impl FnOnce() -> SimResult<T>) -> SimResult<Arc<T>> {
+        if approx {
+            self.for_number::<N, _>(|| Ok(Approximate(Arc::new(build()?.approximate())))).map(|a| a.0.clone())
+        } else {
+            self.for_number::<N, _>(build)
+        }
+    }
+
     /// The cached plan of type `T`, or `build()`'s (kept if it succeeds).
     pub fn get_or_build<T: Any + Send + Sync>(&self, build: impl FnOnce() -> SimResult<T>) -> SimResult<Arc<T>> {
         let key = TypeId::of::<T>();
@@ -36,10 +45,14 @@ impl PlanCache {
     }
 }
 
-/// The cache entry of a plan whose tanh and σ are the approximate ones
-/// (`approx_activations=True`): a type of its own, so it sits beside the plan of the
-/// default activations.
-pub struct Approximate<T>(pub Arc<T>);
+/// A plan that can swap tanh and σ for their approximations (`approx_activations=True`).
+pub trait Approximable: Sized {
+    fn approximate(self) -> Self;
+}
+
+/// The cache entry of an approximated plan: a type of its own, so it sits beside the plan
+/// of the default activations.
+struct Approximate<T>(Arc<T>);
 
 impl std::fmt::Debug for PlanCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -62,5 +75,23 @@ mod tests {
         assert_eq!(built, 1);
         assert!(c.get_or_build::<u64>(|| Err(crate::error::SimError::Unsupported("no".into()))).is_err());
         assert_eq!(*c.get_or_build(|| Ok(9u64)).unwrap(), 9);
+    }
+
+    #[test]
+    fn approximated_plans_are_cached_apart() {
+        #[derive(Debug, PartialEq)]
+        struct P(u32);
+        impl Approximable for P {
+            fn approximate(self) -> Self {
+                P(self.0 + 100)
+            }
+        }
+        let c = PlanCache::default();
+        let mut built = 0;
+        for _ in 0..2 {
+            assert_eq!(*c.for_number_approx::<f32, _>(false, || { built += 1; Ok(P(1)) }).unwrap(), P(1));
+            assert_eq!(*c.for_number_approx::<f32, _>(true, || { built += 1; Ok(P(1)) }).unwrap(), P(101));
+        }
+        assert_eq!(built, 2);
     }
 }

@@ -144,25 +144,10 @@ fn dense_weights(cell: &Cell) -> usize {
     per.saturating_mul(h).saturating_mul(h.saturating_add(n)).saturating_add(extra)
 }
 
-impl<S: Scalar> StackPlan<S> {
-    /// Converts the weights to `S`. Exact plans refuse tanh/sigmoid (Unsupported, naming the
-    /// layer); plans above [`MAX_CELL_WEIGHTS`] dense weights raise LimitExceeded.
-    pub fn new(stack: &Stack) -> SimResult<Self> {
-        if S::EXACT {
-            stack.require_exact()?;
-        }
-        let total: usize = stack.layers.iter().map(dense_weights).fold(0, |a, b| a.saturating_add(b));
-        if total > MAX_CELL_WEIGHTS {
-            return Err(SimError::LimitExceeded(format!(
-                "the cell engine stores weights densely: this network needs {total} of them, above {MAX_CELL_WEIGHTS}"
-            )));
-        }
-        Ok(StackPlan { input: stack.input_size(), layers: stack.layers.iter().map(LayerPlan::new).collect() })
-    }
-
+impl<S: Scalar> crate::sim::plan_cache::Approximable for StackPlan<S> {
     /// This plan with tanh and σ replaced by their approximations (`approx_activations=True`,
     /// `sim::approx_activation`) in every layer; the other activations unchanged.
-    pub fn approximate(mut self) -> Self {
+    fn approximate(mut self) -> Self {
         for layer in &mut self.layers {
             match layer {
                 LayerPlan::Gated(p) => {
@@ -179,6 +164,23 @@ impl<S: Scalar> StackPlan<S> {
             }
         }
         self
+    }
+}
+
+impl<S: Scalar> StackPlan<S> {
+    /// Converts the weights to `S`. Exact plans refuse tanh/sigmoid (Unsupported, naming the
+    /// layer); plans above [`MAX_CELL_WEIGHTS`] dense weights raise LimitExceeded.
+    pub fn new(stack: &Stack) -> SimResult<Self> {
+        if S::EXACT {
+            stack.require_exact()?;
+        }
+        let total: usize = stack.layers.iter().map(dense_weights).fold(0, |a, b| a.saturating_add(b));
+        if total > MAX_CELL_WEIGHTS {
+            return Err(SimError::LimitExceeded(format!(
+                "the cell engine stores weights densely: this network needs {total} of them, above {MAX_CELL_WEIGHTS}"
+            )));
+        }
+        Ok(StackPlan { input: stack.input_size(), layers: stack.layers.iter().map(LayerPlan::new).collect() })
     }
 
     pub fn top_hidden(&self) -> usize {
