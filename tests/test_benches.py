@@ -10,8 +10,9 @@ import sys
 BENCHES = pathlib.Path(__file__).resolve().parent.parent / "benches"
 
 
-def run(script: str) -> str:
-    r = subprocess.run([sys.executable, str(BENCHES / script), "--quick"], capture_output=True, text=True, timeout=300)
+def run(script: str, *args: str) -> str:
+    r = subprocess.run([sys.executable, str(BENCHES / script), "--quick", *args], capture_output=True, text=True,
+                       timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
 
@@ -42,3 +43,11 @@ def test_cell_benchmark_runs():
 def test_torch_benchmark_runs():
     out = run("bench_torch.py")
     assert "rnn" in out and "lstm" in out and "gru" in out and "ratios rnnsim / torch" in out
+
+
+def test_torch_benchmark_takes_the_approximate_activations():
+    out = run("bench_torch.py", "--only", "lstm", "--threads", "1", "--dtypes", "f32+fma+approx")
+    assert "f32+fma+approx" in out and "ratios rnnsim / torch" in out
+    bad = subprocess.run([sys.executable, str(BENCHES / "bench_torch.py"), "--quick", "--dtypes", "f64+approx"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "--dtypes" in bad.stderr
