@@ -1,6 +1,19 @@
 //! Tests of `approx_activation`: the widths agree bit for bit, and the error bound.
 use super::*;
-use crate::sim::activation_avx512::tests::samples;
+
+/// `count` f32 bit patterns (half anywhere, half with |x| < 256), then the special values.
+fn samples(seed: u64, count: usize) -> Vec<f32> {
+    let mut s = seed;
+    let mut xs: Vec<f32> = (0..count)
+        .map(|i| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let bits = (s >> 32) as u32;
+            f32::from_bits(if i % 2 == 0 { bits } else { bits & 0x83ff_ffff })
+        })
+        .collect();
+    xs.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-40, -1e-40, 0.625, -0.625, 9.5, -104.0, -87.5]);
+    xs
+}
 
 /// The correctly rounded value (the default activations' definition).
 fn exact(f: Approx, x: f32) -> f32 {
