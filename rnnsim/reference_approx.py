@@ -20,9 +20,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from .reference import round_fraction
+from .reference import _Fmt, round_fraction
 
 f32 = np.float32
+_F32 = _Fmt("f32")
 LN2_HI = f32(0.693145751953125)
 LN2_LO = f32(1.428606765330187e-6)
 LOG2_E = f32(1.4426950408889634)
@@ -34,12 +35,8 @@ TANH_Q = [f32(c) for c in (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-
 
 
 def fma(a: np.float32, b: np.float32, c: np.float32) -> np.float32:
-    """round_f32(a*b + c), one rounding (finite operands)."""
-    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
-    if exact == 0:  # IEEE: -0 only when a*b and c are both -0
-        neg = math.copysign(1.0, float(a) * float(b)) < 0 and math.copysign(1.0, float(c)) < 0
-        return f32(-0.0 if neg else 0.0)
-    return f32(round_fraction(exact, "f32"))
+    """round_f32(a*b + c), one rounding: the references' fma (the exact Fraction value)."""
+    return _F32.fma(a, b, c)
 
 
 def exp_neg(y: np.float32) -> np.float32:

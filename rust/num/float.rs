@@ -123,8 +123,8 @@ impl Float for f32 {
     fn mul_add(self, z: Self, acc: Self) -> Self { crate::num::fused::fma_via_odd(self as f64, z as f64, acc as f64) as f32 }
     fn is_nan(self) -> bool { f32::is_nan(self) }
     fn tanh(self) -> Self { (self as f64).tanh() as f32 }
-    fn approx_tanh(self) -> Self { crate::sim::approx_activation::one(crate::sim::approx_activation::Approx::Tanh, self) }
-    fn approx_sigmoid(self) -> Self { crate::sim::approx_activation::one(crate::sim::approx_activation::Approx::Sigmoid, self) }
+    fn approx_tanh(self) -> Self { crate::sim::approx_activation::one(crate::sim::ziv::Func::Tanh, self) }
+    fn approx_sigmoid(self) -> Self { crate::sim::approx_activation::one(crate::sim::ziv::Func::Sigmoid, self) }
 }
 
 impl Float for f16 {

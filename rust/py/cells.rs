@@ -15,7 +15,7 @@ use crate::num::rational::{rational_from_f64, rational_to_string};
 use crate::num::scalar::Scalar;
 use crate::py::convert::{fraction_type, py_fraction, read_input, read_tensor, to_pyerr, Tensor, ToNumpy, Values};
 use crate::py::interrupt::run_interruptible;
-use crate::py::network::require_approx_format;
+use crate::py::network::{parse_dtype, require_approx_format};
 use crate::sim::cells::run::Starts;
 use crate::sim::cells::StackPlan;
 use crate::sim::plan_cache::PlanCache;
@@ -221,10 +221,6 @@ fn run_batch<S: PyScalar>(
     out.set_item("final", finals)?;
     out.set_item("final_c", finals_c)?;
     Ok(out.into_any().unbind())
-}
-
-fn parse_dtype(py: Python<'_>, dtype: &str) -> PyResult<Dtype> {
-    Dtype::parse(dtype).map_err(|e| to_pyerr(py, e))
 }
 
 #[pymethods]

@@ -82,7 +82,7 @@ impl PySimpleRnn {
     }
 }
 
-fn parse_dtype(py: Python<'_>, dtype: &str) -> PyResult<Dtype> {
+pub(crate) fn parse_dtype(py: Python<'_>, dtype: &str) -> PyResult<Dtype> {
     Dtype::parse(dtype).map_err(|e| to_pyerr(py, e))
 }
 

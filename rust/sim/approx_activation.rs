@@ -21,6 +21,7 @@
 //! the smallest subnormal), tanh(9.5) and above to 1.
 
 use crate::num::fused::fma_via_odd;
+use crate::sim::ziv::Func;
 
 // (the constants as Cephes writes them; each decimal rounds to the same f32 here as in
 // numpy's float32(float(text)), which `reference_approx.py` uses)
@@ -170,32 +171,26 @@ impl Ops for f32 {
     }
 }
 
-/// 2^k for k ∈ [−126, 127] (NaN lanes give k = 0 and are replaced later).
+/// 2^k for k ∈ [−126, 127] (`scale` passes [−75, 0]; a NaN lane's k is 0, its result
+/// replaced later).
 #[inline(always)]
 fn pow2(k: i32) -> f32 {
-    f32::from_bits(((k + 127).clamp(1, 254) as u32) << 23)
-}
-
-/// Which function.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Approx {
-    Tanh,
-    Sigmoid,
+    f32::from_bits(((k + 127) as u32) << 23)
 }
 
 /// One value, portable.
-pub fn one(f: Approx, x: f32) -> f32 {
+pub fn one(f: Func, x: f32) -> f32 {
     // SAFETY: the f32 impl of `Ops` is plain arithmetic.
     unsafe {
         match f {
-            Approx::Tanh => tanh(x),
-            Approx::Sigmoid => sigmoid(x),
+            Func::Tanh => tanh(x),
+            Func::Sigmoid => sigmoid(x),
         }
     }
 }
 
 /// `f` over a slice in place: AVX-512 (16 lanes), else AVX2 + FMA (8), else one at a time.
-pub fn slice(f: Approx, xs: &mut [f32]) {
+pub fn slice(f: Func, xs: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
         use crate::sim::cpu;
@@ -215,29 +210,29 @@ pub fn slice(f: Approx, xs: &mut [f32]) {
 pub(crate) mod x86 {
     //! The vector widths: `Ops` on `__m512` (AVX-512 F/VL/DQ + FMA) and `__m256` (AVX2 +
     //! FMA), and the slice loops.
-    use super::{sigmoid, tanh, Approx, Ops};
+    use super::{sigmoid, tanh, Func, Ops};
     use std::arch::x86_64::*;
 
     /// f on 16 lanes (for `gated_single`).
     #[inline(always)]
-    pub(crate) unsafe fn apply512(f: Approx, x: __m512) -> __m512 {
+    pub(crate) unsafe fn apply512(f: Func, x: __m512) -> __m512 {
         match f {
-            Approx::Tanh => tanh(x),
-            Approx::Sigmoid => sigmoid(x),
+            Func::Tanh => tanh(x),
+            Func::Sigmoid => sigmoid(x),
         }
     }
 
     /// f on 8 lanes (for `gated_single`).
     #[inline(always)]
-    pub(crate) unsafe fn apply256(f: Approx, x: __m256) -> __m256 {
+    pub(crate) unsafe fn apply256(f: Func, x: __m256) -> __m256 {
         match f {
-            Approx::Tanh => tanh(x),
-            Approx::Sigmoid => sigmoid(x),
+            Func::Tanh => tanh(x),
+            Func::Sigmoid => sigmoid(x),
         }
     }
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
-    pub(super) unsafe fn slice512(f: Approx, xs: &mut [f32]) {
+    pub(super) unsafe fn slice512(f: Func, xs: &mut [f32]) {
         let (n, p) = (xs.len(), xs.as_mut_ptr());
         let mut i = 0;
         while i < n {
@@ -250,7 +245,7 @@ pub(crate) mod x86 {
     }
 
     #[target_feature(enable = "avx2,avx,fma")]
-    pub(super) unsafe fn slice256(f: Approx, xs: &mut [f32]) {
+    pub(super) unsafe fn slice256(f: Func, xs: &mut [f32]) {
         let mut chunks = xs.chunks_exact_mut(8);
         for c in &mut chunks {
             let x = _mm256_loadu_ps(c.as_ptr());

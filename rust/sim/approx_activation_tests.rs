@@ -16,10 +16,10 @@ fn samples(seed: u64, count: usize) -> Vec<f32> {
 }
 
 /// The correctly rounded value (the default activations' definition).
-fn exact(f: Approx, x: f32) -> f32 {
+fn exact(f: Func, x: f32) -> f32 {
     match f {
-        Approx::Tanh => (f64::from(x)).tanh() as f32,
-        Approx::Sigmoid => (1.0 / (1.0 + (-f64::from(x)).exp())) as f32,
+        Func::Tanh => (f64::from(x)).tanh() as f32,
+        Func::Sigmoid => (1.0 / (1.0 + (-f64::from(x)).exp())) as f32,
     }
 }
 
@@ -44,7 +44,7 @@ fn ulps(a: f32, b: f32) -> u64 {
 #[test]
 fn every_width_gives_the_portable_bits() {
     let xs = samples(99, 300_000);
-    for f in [Approx::Tanh, Approx::Sigmoid] {
+    for f in [Func::Tanh, Func::Sigmoid] {
         let want: Vec<u32> = xs.iter().map(|&x| one(f, x).to_bits()).collect();
         let mut ys = xs.clone();
         slice(f, &mut ys); // the widest this CPU runs
@@ -82,20 +82,20 @@ fn every_width_gives_the_portable_bits() {
 #[test]
 fn within_two_ulps_and_exact_at_the_landmarks() {
     let xs = samples(7, 300_000);
-    for f in [Approx::Tanh, Approx::Sigmoid] {
+    for f in [Func::Tanh, Func::Sigmoid] {
         let worst = xs.iter().map(|&x| ulps(one(f, x), exact(f, x))).max().unwrap();
         assert!(worst <= 2, "{f:?}: {worst} ulps");
     }
-    assert_eq!(one(Approx::Sigmoid, 0.0), 0.5);
-    assert_eq!(one(Approx::Sigmoid, -0.0), 0.5);
-    assert_eq!(one(Approx::Sigmoid, f32::INFINITY), 1.0);
-    assert_eq!(one(Approx::Sigmoid, f32::NEG_INFINITY), 0.0);
-    assert_eq!(one(Approx::Sigmoid, -104.0), 0.0);
-    assert_eq!(one(Approx::Tanh, -0.0).to_bits(), (-0.0f32).to_bits());
-    assert_eq!(one(Approx::Tanh, 1e-40), 1e-40);
-    assert_eq!(one(Approx::Tanh, f32::NEG_INFINITY), -1.0);
-    assert_eq!(one(Approx::Tanh, 9.0), 1.0);
-    assert!(one(Approx::Tanh, f32::NAN).is_nan() && one(Approx::Sigmoid, -f32::NAN).is_nan());
+    assert_eq!(one(Func::Sigmoid, 0.0), 0.5);
+    assert_eq!(one(Func::Sigmoid, -0.0), 0.5);
+    assert_eq!(one(Func::Sigmoid, f32::INFINITY), 1.0);
+    assert_eq!(one(Func::Sigmoid, f32::NEG_INFINITY), 0.0);
+    assert_eq!(one(Func::Sigmoid, -104.0), 0.0);
+    assert_eq!(one(Func::Tanh, -0.0).to_bits(), (-0.0f32).to_bits());
+    assert_eq!(one(Func::Tanh, 1e-40), 1e-40);
+    assert_eq!(one(Func::Tanh, f32::NEG_INFINITY), -1.0);
+    assert_eq!(one(Func::Tanh, 9.0), 1.0);
+    assert!(one(Func::Tanh, f32::NAN).is_nan() && one(Func::Sigmoid, -f32::NAN).is_nan());
 }
 
 /// All 2^32 inputs: the widths agree, and the error in ulps (printed: the README's figures).
@@ -104,7 +104,7 @@ fn within_two_ulps_and_exact_at_the_landmarks() {
 #[ignore]
 fn approx_every_f32() {
     use rayon::prelude::*;
-    for f in [Approx::Tanh, Approx::Sigmoid] {
+    for f in [Func::Tanh, Func::Sigmoid] {
         // per block of 2^16: [exact, 1 ulp, 2 ulps, more, width mismatches]
         let counts = (0..1u32 << 16)
             .into_par_iter()

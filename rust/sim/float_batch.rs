@@ -28,7 +28,7 @@
 
 use crate::error::SimResult;
 use crate::net::activation::Activation;
-use crate::sim::approx_activation::Approx;
+use crate::sim::ziv::Func;
 use crate::num::float::Float;
 use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
@@ -81,8 +81,8 @@ pub(crate) fn activate<F: LaneFormat>(act: Activation, v: &mut [F::C]) {
         Activation::Step => v.iter_mut().for_each(|x| *x = if *x > zero { one } else { zero }),
         Activation::Tanh => F::tanh_slice(v),
         Activation::Sigmoid => F::sigmoid_slice(v),
-        Activation::ApproxTanh => F::approx_slice(Approx::Tanh, v),
-        Activation::ApproxSigmoid => F::approx_slice(Approx::Sigmoid, v),
+        Activation::ApproxTanh => F::approx_slice(Func::Tanh, v),
+        Activation::ApproxSigmoid => F::approx_slice(Func::Sigmoid, v),
         Activation::Sign => {
             v.iter_mut().for_each(|x| *x = if *x > zero { one } else if *x < zero { F::C::MINUS_ONE } else { zero })
         }

@@ -10,7 +10,6 @@
 
 use crate::num::float::Float;
 use crate::num::round::BinaryFormat;
-use crate::sim::approx_activation::Approx;
 use crate::sim::half_tables;
 use crate::sim::ziv::Func;
 use half::{bf16, f16};
@@ -83,12 +82,12 @@ pub trait LaneFormat: Float {
         v.iter_mut().for_each(|x| *x = Self::tanh_l(*x));
     }
     /// The approximate tanh or σ (`Float::approx_tanh`, `approx_sigmoid`) over a slice.
-    fn approx_slice(f: Approx, v: &mut [Self::C]) {
+    fn approx_slice(f: Func, v: &mut [Self::C]) {
         v.iter_mut().for_each(|x| {
             let y = Self::from_lane(*x);
             *x = match f {
-                Approx::Tanh => y.approx_tanh(),
-                Approx::Sigmoid => y.approx_sigmoid(),
+                Func::Tanh => y.approx_tanh(),
+                Func::Sigmoid => y.approx_sigmoid(),
             }
             .to_lane()
         });
@@ -144,7 +143,7 @@ impl LaneFormat for f32 {
     #[inline(always)]
     fn sigmoid_l(x: f32) -> f32 { crate::sim::fast_sigmoid::sigmoid_f32(x) }
     fn sigmoid_slice(v: &mut [f32]) { crate::sim::fast_sigmoid::sigmoid_f32_slice(v) }
-    fn approx_slice(f: Approx, v: &mut [f32]) { crate::sim::approx_activation::slice(f, v) }
+    fn approx_slice(f: Func, v: &mut [f32]) { crate::sim::approx_activation::slice(f, v) }
 }
 
 /// f32 → the bf16 grid (round to nearest even on the top 16 bits), NaN kept.

@@ -8,7 +8,7 @@
 
 use crate::net::activation::Activation;
 use crate::sim::approx_activation::x86::{apply256, apply512};
-use crate::sim::approx_activation::Approx;
+use crate::sim::ziv::Func;
 use crate::sim::fast_sigmoid::Sigmoid;
 use crate::sim::fast_tanh::Tanh;
 use std::arch::x86_64::*;
@@ -88,8 +88,8 @@ impl Vector for V512 {
             Activation::Identity => x,
             Activation::Tanh => apply16::<Tanh>(x),
             Activation::Sigmoid => apply16::<Sigmoid>(x),
-            Activation::ApproxTanh => apply512(Approx::Tanh, x),
-            Activation::ApproxSigmoid => apply512(Approx::Sigmoid, x),
+            Activation::ApproxTanh => apply512(Func::Tanh, x),
+            Activation::ApproxSigmoid => apply512(Func::Sigmoid, x),
             // x > 0 ? x : 0 (NaN: 0)
             Activation::Relu => _mm512_maskz_mov_ps(gt512(x, zero), x),
             // x > 1 ? 1 : x > 0 ? x : 0
@@ -153,8 +153,8 @@ impl Vector for V256 {
             Activation::Identity => x,
             Activation::Tanh => apply8::<Tanh>(x),
             Activation::Sigmoid => apply8::<Sigmoid>(x),
-            Activation::ApproxTanh => apply256(Approx::Tanh, x),
-            Activation::ApproxSigmoid => apply256(Approx::Sigmoid, x),
+            Activation::ApproxTanh => apply256(Func::Tanh, x),
+            Activation::ApproxSigmoid => apply256(Func::Sigmoid, x),
             Activation::Relu => _mm256_and_ps(gt256(x, zero), x),
             Activation::Slu => _mm256_blendv_ps(_mm256_and_ps(gt256(x, zero), x), one, gt256(x, one)),
             Activation::Step => _mm256_and_ps(gt256(x, zero), one),
