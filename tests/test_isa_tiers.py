@@ -1,6 +1,7 @@
 """The instruction set changes the speed, not the bits: the same float batches run in this
 process (the best tier the CPU has) and in processes capped by ``RNNSIM_ISA=avx2`` (the
-portable loops compiled for AVX2 + FMA, as on a CPU without AVX-512) and
+AVX2 tiles for f32/f64, the portable loops compiled for AVX2 + FMA for the half formats, as
+on a CPU without AVX-512) and
 ``RNNSIM_ISA=baseline`` (the loops as compiled for the target), compared bit for bit.
 
 Run as a script (``python tests/test_isa_tiers.py OUT.npz``) it writes the cases' results.
@@ -37,7 +38,8 @@ def _network(kind: str, hidden: int, inputs: int, layers: int, seed: int):
 
 def cases() -> dict[str, np.ndarray]:
     """Every cell kind at hidden sizes around the panel widths (8, 16, 33, 64), batches of 1
-    (the single-sequence kernel) and 5 (the tiles, with leftover rows), one and two layers,
+    (the single-sequence kernel), 5 and 13 (the tiles: 8 rows with AVX-512, 6 with AVX2, and
+    leftover rows), one and two layers,
     the four builtin formats, rounded and fused product-sums: each result array by name."""
     out = {}
     for kind in GATES:
@@ -45,7 +47,7 @@ def cases() -> dict[str, np.ndarray]:
             if kind == "rnn" and layers == 2:
                 continue
             net = _network(kind, hidden, 3, layers, seed=hidden + layers)
-            for batch in (1, 5):
+            for batch in (1, 5, 13):
                 x = np.random.default_rng(batch).standard_normal((batch, 7, 3)).astype(np.float32) * 2
                 for dtype in ("f32", "f64", "f16", "bf16"):
                     for fma in (False, True):

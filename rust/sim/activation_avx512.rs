@@ -361,7 +361,8 @@ mod timing {
     #[ignore]
     fn ns_per_value() {
         let xs: Vec<f32> = (0..4096).map(|i| ((i * 7919) % 4096) as f32 / 512.0 - 4.0).collect();
-        for (name, f) in [("tanh", apply::<Tanh> as fn(&mut [f32]) -> bool), ("sigmoid", apply::<Sigmoid>)] {
+        use crate::sim::activation_avx2::apply as avx2;
+        for (name, f) in [("tanh", apply::<Tanh> as fn(&mut [f32]) -> bool), ("sigmoid", apply::<Sigmoid>), ("tanh (AVX2)", avx2::<Tanh>), ("sigmoid (AVX2)", avx2::<Sigmoid>)] {
             let mut ys = xs.clone();
             // best of 30 rounds (the machine is shared)
             let mut ns = f64::INFINITY;

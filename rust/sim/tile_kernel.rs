@@ -29,8 +29,11 @@
 //! the panel width (the padded units are computed and ignored). On x86-64 with AVX-512 the
 //! tile uses `std::arch` intrinsics (`tile_x86`; f32 and f64: 16 or 8 lanes; bf16/f16 in
 //! f32 lanes with a vector rounding after each operation); f16 runs in native binary16
-//! arithmetic instead when the CPU has AVX512-FP16 (`tile_f16`, 32 lanes, same bits);
-//! elsewhere a portable loop performs the same operations.
+//! arithmetic instead when the CPU has AVX512-FP16 (`tile_f16`, 32 lanes, same bits). With
+//! AVX2 + FMA and no AVX-512, f32 and f64 run the same tile and driver on 8 or 4 lanes
+//! (`tile_avx2`: tiles of 6 sequences × 2 vectors, a panel in stripes of 2 vectors);
+//! elsewhere (and for the half formats on AVX2) a portable loop performs the same
+//! operations.
 
 use crate::sim::lanes::LaneFormat;
 
@@ -240,8 +243,9 @@ unsafe fn portable_term<F: LaneFormat>(t: &Term<'_, F::C>, ns: usize, acc: *mut 
     }
 }
 
-/// `portable_term` compiled for AVX2 + FMA (a CPU without AVX-512): 8 f32 lanes, and the
-/// fused product-sums of f32/f64 from `vfmadd` instead of the odd-rounding emulation.
+/// `portable_term` compiled for AVX2 + FMA (a CPU without AVX-512, for the formats the AVX2
+/// tiles do not run: bf16 and f16): 8 f32 lanes, and the fused product-sums of f32/f64
+/// from `vfmadd` instead of the odd-rounding emulation.
 ///
 /// # Safety
 /// As `portable_term`, and the CPU has AVX2 and FMA.
@@ -354,6 +358,10 @@ mod tile_f16;
 #[cfg(target_arch = "x86_64")]
 #[path = "tile_x86.rs"]
 mod x86;
+
+#[cfg(target_arch = "x86_64")]
+#[path = "tile_avx2.rs"]
+mod tile_avx2;
 
 #[cfg(test)]
 #[path = "tile_kernel_tests.rs"]

@@ -222,6 +222,8 @@ fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, 
         // loops), or no AVX-512
         use crate::sim::lanes::Rounding;
         let declined = !hsz.is_multiple_of(lanes_of::<F::C>()) || F::ROUNDING == Rounding::F16;
+        #[cfg(target_arch = "x86_64")]
+        let declined = declined || (x86::avx2_forced() && !x86::avx2_tiles::<F>());
         assert!(declined || !cfg!(target_arch = "x86_64") || !crate::sim::cpu::avx512(), "{} hsz {hsz}: the split should run", F::NAME);
         return;
     }
@@ -254,6 +256,56 @@ fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
             }
         }
     }
+}
+
+/// The AVX2 tiles (`tile_avx2`: 6 sequences × stripes of 2 vectors, 8 f32 or 4 f64
+/// lanes), forced on this CPU: the cases of the tests above, bit for bit against the
+/// sequential definition (f32 and f64 on those tiles; bf16 and f16 on the portable loops,
+/// as on an AVX2 CPU). Row counts around 6 and its multiples, one- and two-stripe panels.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_tiles_equal_the_sequential_definition_bit_for_bit() {
+    if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")) {
+        return;
+    }
+    x86::with_avx2_tiles(|| {
+        for &(k, units, ns) in &[(1, 1, 1), (5, 16, 6), (20, 16, 7), (300, 40, 13), (7, 33, 12), (260, 64, 17), (3, 8, 5), (9, 20, 18)] {
+            for nr in [1, 2] {
+                for fma in [false, true] {
+                    every_format!(check(k, units, ns, nr, fma));
+                }
+            }
+        }
+        let cases: &[(&[usize], usize, usize)] = &[(&[0, 5], 16, 9), (&[7, 300], 33, 11), (&[300, 260], 64, 3), (&[2, 3, 4], 24, 10)];
+        for &(ks, units, ns) in cases {
+            for nr in [1, 2] {
+                for fma in [false, true] {
+                    every_format!(check_affine(ks, units, ns, nr, fma));
+                }
+            }
+        }
+        for ns in [1, 2] {
+            for units in [64, 100, 140] {
+                for fma in [false, true] {
+                    check::<f32>(37, units, ns, 2, fma);
+                    check_affine::<f64>(&[9, 300], units, ns, 2, fma);
+                }
+            }
+        }
+        for fma in [false, true] {
+            check::<f32>(610, 512, 11, 2, fma);
+            check_affine::<f64>(&[150, 210], 512, 7, 2, fma);
+        }
+        let lstm = [Some(0), Some(1), Some(3), Some(2), None];
+        let gru = [Some(0), Some(1), None, None, None];
+        for &(hsz, k, ns) in &[(16, 20, 9), (8, 7, 3), (32, 300, 13), (5, 4, 4)] {
+            for region in [lstm, gru] {
+                for fma in [false, true] {
+                    every_format!(check_gates(hsz, region, k, ns, fma));
+                }
+            }
+        }
+    });
 }
 
 /// The fused bf16 tile (f32 lanes, round-to-odd from two directed-rounding FMAs) at the edges
@@ -328,13 +380,26 @@ fn tile_rates() {
         let packed = Packed::for_units(&wt, k, units);
         let z: Vec<f32> = (0..ns * k).map(|i| ((i % 13) as f32 - 6.0) / 32.0).collect();
         let bias: Vec<f32> = vec![0.25; packed.up];
-        let mut out = vec![0f32; ns * packed.up];
-        let mut best = f64::INFINITY;
-        for _ in 0..20 {
-            let t0 = std::time::Instant::now();
-            affine::<f32>(&bias, &[Term { w: &packed, z: &z, ldz: k }], ns, &mut out, true);
-            best = best.min(t0.elapsed().as_secs_f64());
-        }
-        eprintln!("k {k} units {units} sequences {ns}: {:.1} G flop/s", 2.0 * (k * units * ns) as f64 / best / 1e9);
+        let rate = |run: &mut dyn FnMut(&mut [f32])| {
+            let mut out = vec![0f32; ns * packed.up];
+            let mut best = f64::INFINITY;
+            for _ in 0..20 {
+                let t0 = std::time::Instant::now();
+                run(&mut out);
+                best = best.min(t0.elapsed().as_secs_f64());
+            }
+            2.0 * (k * units * ns) as f64 / best / 1e9
+        };
+        let terms = [Term { w: &packed, z: &z, ldz: k }];
+        let tiles = rate(&mut |out| affine::<f32>(&bias, &terms, ns, out, true));
+        #[cfg(target_arch = "x86_64")]
+        let (avx2, loops) = (
+            rate(&mut |out| x86::with_avx2_tiles(|| affine::<f32>(&bias, &terms, ns, out, true))),
+            // SAFETY: `out` holds the ns rows; the CPU has AVX2 + FMA (this machine's tiers)
+            rate(&mut |out| unsafe { avx2_term::<f32>(&terms[0], ns, out.as_mut_ptr(), true, 0..packed.up / packed.pw) }),
+        );
+        #[cfg(not(target_arch = "x86_64"))]
+        let (avx2, loops) = (0.0, 0.0);
+        eprintln!("k {k} units {units} sequences {ns}: {tiles:.1} G flop/s (AVX2 tiles {avx2:.1}, AVX2 loops {loops:.1})");
     }
 }

@@ -2,8 +2,9 @@
 //! of each lane format (`Ops`: f64, f32, and bf16/f16 in f32 lanes with a vector rounding
 //! after each operation), the tile (MR sequences × N vectors of units, accumulators in
 //! registers, k ascending over the segments of the terms) and its driver (passes of KC
-//! values of k, then panels, then groups of MR sequences). The native f16 tile
-//! (`tile_f16`) reuses the tile and driver with its own `Ops`.
+//! values of k, then panels, then stripes of N vectors when a panel is wider, then groups
+//! of `Ops::ROWS` sequences). The native f16 tile (`tile_f16`) and the AVX2 tiles
+//! (`tile_avx2`) reuse the tile and driver with their own `Ops`.
 
 use super::{GateSplit, Packed, Term, KC, L2_BUDGET, MAX_TERMS, MR};
 use crate::sim::lanes::{LaneFormat, Rounding};
@@ -16,6 +17,12 @@ pub(super) trait Ops {
     type C: Copy;
     type V: Copy;
     const L: usize;
+    /// Sequences per tile: as many as keep a tile's accumulators, its weight vectors and
+    /// the broadcast in the vector registers.
+    const ROWS: usize = MR;
+    /// Panels side by side in the tiles of a two-sequence block (`WIDE_ROWS`; a block of
+    /// one sequence runs `WIDE_PANELS`).
+    const WIDE2: usize = WIDE_PANELS;
     unsafe fn load(p: *const Self::C) -> Self::V;
     unsafe fn store(p: *mut Self::C, v: Self::V);
     unsafe fn splat(p: *const Self::C) -> Self::V;
@@ -109,9 +116,9 @@ impl<const R: u8> Ops for F32<R> {
 }
 
 /// A term of the tiles: (packed Wᵀ, z rows, z row stride).
-type TermRef<'a, C> = (&'a Packed<C>, &'a [C], usize);
+pub(super) type TermRef<'a, C> = (&'a Packed<C>, &'a [C], usize);
 /// The terms of one affine map.
-type Terms<'a, C> = [TermRef<'a, C>];
+pub(super) type Terms<'a, C> = [TermRef<'a, C>];
 
 /// One term's share of a pass over the tiles: its panel for the current units, its z
 /// rows (row 0 of the block) and the k range of the pass.
@@ -148,19 +155,21 @@ pub(super) struct Dest<C> {
 }
 
 /// One tile: `M` sequences (from `s0`) × `P` panels side by side (from each segment's
-/// `panel`, `pstride` apart) × `N` vectors each, the accumulators starting from the row
+/// `panel`, `pstride` apart) × `N` vectors each (from unit `off` of each panel: the stripe),
+/// the accumulators starting from the row
 /// `init` (every sequence), or from `acc` when `init` is null, then the products of every
 /// segment in order (k ascending), fused when `FUSED`; stored to `dest`. P > 1 gives a
 /// tile of one or two sequences P·N independent chains of operations (one panel's N would
 /// leave the FMA units waiting on each other's latency).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUSED: bool>(segs: &[Seg<O::C>], pw: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize, dest: &[[Dest<O::C>; N]; P], mut pf: Prefetch) {
+unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUSED: bool>(segs: &[Seg<O::C>], pw: usize, off: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize, dest: &[[Dest<O::C>; N]; P], mut pf: Prefetch) {
     let mut a: [[[O::V; N]; P]; M] = [[[O::splat(acc); N]; P]; M];
     for (s, row) in a.iter_mut().enumerate() {
         for (p, vs) in row.iter_mut().enumerate() {
             for (r, v) in vs.iter_mut().enumerate() {
-                *v = if init.is_null() { O::load(acc.add(s * lda + p * pw + r * O::L)) } else { O::load(init.add(p * pw + r * O::L)) };
+                let u = p * pw + off + r * O::L;
+                *v = if init.is_null() { O::load(acc.add(s * lda + u)) } else { O::load(init.add(u)) };
             }
         }
     }
@@ -174,7 +183,7 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUS
             for k in chunk {
                 let mut w: [[O::V; N]; P] = [[O::splat(panel); N]; P];
                 for (p, wv) in w.iter_mut().enumerate() {
-                    let wp = panel.add(p * seg.pstride + k * pw);
+                    let wp = panel.add(p * seg.pstride + k * pw + off);
                     for (r, v) in wv.iter_mut().enumerate() {
                         *v = O::load(wp.add(r * O::L));
                     }
@@ -360,7 +369,7 @@ impl Prefetch {
 #[inline(always)]
 pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, ns: usize, ap: *mut O::C, gates: Option<GateStore<O::C>>, panels: Range<usize>) {
     let (pw, up) = (terms[0].0.pw, terms[0].0.up);
-    debug_assert_eq!(pw, N * O::L);
+    debug_assert_eq!(pw % (N * O::L), 0);
     debug_assert!(panels.end <= up / pw);
     let total: usize = terms.iter().map(|t| t.0.k).sum();
     // the packed weights of these panels are streamed from L3 when they exceed L2: the tiles
@@ -369,7 +378,9 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     // bound by its weight loads, which the hardware prefetcher follows as a single stream:
     // measured 3–17% faster at batch 1–2 without, 3–5% slower at 4–8)
     let streamed = ns >= PF_MIN_ROWS && terms.iter().map(|t| t.0.bytes() / (up / pw) * panels.len()).sum::<usize>() > L2_BUDGET;
-    let groups = ns.div_ceil(MR);
+    // tiles per panel: stripes of N vectors (the panel's width when N·L = pw), each run
+    // by groups of O::ROWS sequences
+    let (stripes, groups) = (pw / (N * O::L), ns.div_ceil(O::ROWS));
     let (mut pass, mut ahead) = (Pass::new(ap.cast_const()), Pass::new(ap.cast_const()));
     let mut start = 0;
     let mut first = true;
@@ -382,9 +393,9 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
             ahead.fill(terms, end, (end + KC).min(total));
         }
         let (segs, data, nseg, ticks) = (&mut pass.segs, &pass.data, pass.n, pass.ticks);
-        let dest_of = |q: usize| -> [Dest<O::C>; N] {
+        let dest_of = |q: usize, off: usize| -> [Dest<O::C>; N] {
             std::array::from_fn(|r| {
-                let i0 = q * pw + r * O::L;
+                let i0 = q * pw + off + r * O::L;
                 let row = Dest { ptr: ap.add(i0), ld: up, add: std::ptr::null(), ld_add: 0 };
                 match gates {
                     Some(g) if end == total && i0 < g.units => match g.region[i0 / g.hsz] {
@@ -405,19 +416,22 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                 _ => std::ptr::null(),
             };
             let (segs, aq) = (&segs[..nseg], ap.add(q * pw));
-            if ns <= WIDE_ROWS && q + WIDE_PANELS <= panels.end {
-                // one or two sequences: WIDE_PANELS panels per tile (nothing is prefetched
-                // for blocks this small: PF_MIN_ROWS)
-                let dest: [[Dest<O::C>; N]; WIDE_PANELS] = std::array::from_fn(|p| dest_of(q + p));
-                let pf = NextSlice::default().share(0, 1, ticks);
-                match ns {
-                    2 => tile::<O, 2, N, WIDE_PANELS, FUSED>(segs, pw, 0, init, aq, up, &dest, pf),
-                    _ => tile::<O, 1, N, WIDE_PANELS, FUSED>(segs, pw, 0, init, aq, up, &dest, pf),
+            let wide = if ns == 2 { O::WIDE2 } else { WIDE_PANELS };
+            if ns <= WIDE_ROWS && q + wide <= panels.end {
+                // one or two sequences: `wide` panels per tile (nothing is prefetched for
+                // blocks this small: PF_MIN_ROWS)
+                for st in 0..stripes {
+                    let off = st * N * O::L;
+                    let pf = NextSlice::default().share(0, 1, ticks);
+                    match (ns, wide) {
+                        (2, 2) => tile::<O, 2, N, 2, FUSED>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
+                        (2, _) => tile::<O, 2, N, WIDE_PANELS, FUSED>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
+                        _ => tile::<O, 1, N, WIDE_PANELS, FUSED>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
+                    }
                 }
-                q += WIDE_PANELS;
+                q += wide;
                 continue;
             }
-            let dest = [dest_of(q)];
             // the slice the next panel (or the next pass's first panel) reads, fetched into
             // L2 while this panel's tiles run
             let next = if !streamed {
@@ -429,22 +443,26 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
             } else {
                 NextSlice::default()
             };
-            let mut s0 = 0;
-            while s0 < ns {
-                let a = aq.add(s0 * up);
-                let m = (ns - s0).min(MR);
-                let pf = next.share(s0 / MR, groups, ticks);
-                match m {
-                    8 => tile::<O, 8, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    7 => tile::<O, 7, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    6 => tile::<O, 6, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    5 => tile::<O, 5, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    4 => tile::<O, 4, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    3 => tile::<O, 3, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    2 => tile::<O, 2, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
-                    _ => tile::<O, 1, N, 1, FUSED>(segs, pw, s0, init, a, up, &dest, pf),
+            for st in 0..stripes {
+                let off = st * N * O::L;
+                let dest = [dest_of(q, off)];
+                let mut s0 = 0;
+                while s0 < ns {
+                    let a = aq.add(s0 * up);
+                    let m = (ns - s0).min(O::ROWS);
+                    let pf = next.share(st * groups + s0 / O::ROWS, stripes * groups, ticks);
+                    match m {
+                        8 => tile::<O, 8, N, 1, FUSED>(segs, pw, off, s0, init, a, up, &dest, pf),
+                        7 => tile::<O, 7, N, 1, FUSED>(segs, pw, off, s0, init, a, up, &dest, pf),
+                        6 => tile::<O, 6, N, 1, FUSED>(segs, pw, off, s0, init, a, up, &dest, pf),
+                        5 => tile::<O, 5, N, 1, FUSED>(segs, pw, off, s0, init, a, up, &dest, pf),
+                        4 => tile::<O, 4, N, 1, FUSED>(segs, pw, off, s0, init, a, up, &dest, pf),
+                        3 => tile::<O, 3, N, 1, FUSED>(segs, pw, off, s0, init, a, up, &dest, pf),
+                        2 => tile::<O, 2, N, 1, FUSED>(segs, pw, off, s0, init, a, up, &dest, pf),
+                        _ => tile::<O, 1, N, 1, FUSED>(segs, pw, off, s0, init, a, up, &dest, pf),
+                    }
+                    s0 += m;
                 }
-                s0 += m;
             }
             q += 1;
         }
@@ -484,7 +502,8 @@ fn cast_slice<A: 'static, B: 'static>(s: &[A]) -> &[B] {
 }
 
 /// `tile_kernel::affine` (from `bias`) or `accumulate` (bias None: from acc) on the
-/// AVX-512 tiles when the CPU has them (Some), else None (portable loops); with `gates`,
+/// AVX-512 tiles when the CPU has them, else on the AVX2 tiles for f32 and f64 (Some), else
+/// None (portable loops); with `gates`,
 /// `tile_kernel::affine_gates`, None (nothing done) when the tiles cannot split the gates.
 /// Only the units of `panels` are computed (`tile_kernel::affine_panels`); the native f16
 /// tile runs whole maps only, so a part of one runs on the f32-lane tile (same bits).
@@ -511,25 +530,74 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
         return Some(());
     }
     let pw = terms.first()?.w.pw;
-    if !crate::sim::cpu::avx512() || pw % super::lanes_of::<F::C>() != 0 || pw > 2 * super::lanes_of::<F::C>() || terms.len() > MAX_TERMS {
+    let avx512 = avx512_tiles();
+    let avx2 = !avx512 && avx2_tiles::<F>();
+    if !(avx512 || avx2) || pw % super::lanes_of::<F::C>() != 0 || pw > 2 * super::lanes_of::<F::C>() || terms.len() > MAX_TERMS {
         return None;
     }
     let store = gates.map(|g| GateStore { addend: g.addend.as_ptr(), addend_ld: g.addend_ld, pre: g.pre.as_mut_ptr(), hsz: g.hsz, units: terms[0].w.units, region: g.region });
-    // (the CPU has the features drive_avx512 is compiled for; the callers checked the
+    // (the CPU has the features the driver is compiled for; the callers checked the
     // slices to cover every row and column the tiles touch: `super::affine_panels`,
     // `super::accumulate`, `super::affine_gates`)
-    match F::ROUNDING {
-        Rounding::F64 => run::<F, F64>(bias, terms, ns, acc, store, fma, panels),
-        Rounding::F32 => run::<F, F32<0>>(bias, terms, ns, acc, store, fma, panels),
-        Rounding::Bf16 => run::<F, F32<1>>(bias, terms, ns, acc, store, fma, panels),
-        Rounding::F16 => run::<F, F32<2>>(bias, terms, ns, acc, store, fma, panels),
+    use super::tile_avx2 as y;
+    match (F::ROUNDING, avx512) {
+        (Rounding::F64, true) => run::<F, F64>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F64>),
+        (Rounding::F32, true) => run::<F, F32<0>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0>>),
+        (Rounding::Bf16, true) => run::<F, F32<1>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<1>>),
+        (Rounding::F16, true) => run::<F, F32<2>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<2>>),
+        (Rounding::F64, false) => run::<F, y::F64x4>(bias, terms, ns, acc, store, fma, panels, y::drive::<y::F64x4>),
+        (_, false) => run::<F, y::F32x8>(bias, terms, ns, acc, store, fma, panels, y::drive::<y::F32x8>),
     }
     Some(())
 }
 
-/// `drive_avx512` on the lane type of `O` (the same type as `F::C`).
+/// Whether the AVX-512 tiles run: the CPU has them (`cpu`), and a test has not asked for
+/// the AVX2 ones (`with_avx2_tiles`).
+fn avx512_tiles() -> bool {
+    #[cfg(test)]
+    if AVX2_TILES.get() {
+        return false;
+    }
+    crate::sim::cpu::avx512()
+}
+
+/// Whether the AVX2 tiles can run format `F`: f32 and f64 on a CPU with AVX2 + FMA (the
+/// caller chose them over the AVX-512 ones).
+pub(super) fn avx2_tiles<F: LaneFormat>() -> bool {
+    #[cfg(test)]
+    let capable = std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    #[cfg(not(test))]
+    let capable = crate::sim::cpu::avx2_fma();
+    capable && matches!(F::ROUNDING, Rounding::F64 | Rounding::F32)
+}
+
+#[cfg(test)]
+thread_local! {
+    static AVX2_TILES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the AVX2 tiles instead of the AVX-512 ones on this thread (tests on an
+/// AVX-512 CPU).
+#[cfg(test)]
+pub(super) fn with_avx2_tiles<R>(f: impl FnOnce() -> R) -> R {
+    AVX2_TILES.set(true);
+    let r = f();
+    AVX2_TILES.set(false);
+    r
+}
+
+/// Whether `with_avx2_tiles` is in force on this thread.
+#[cfg(test)]
+pub(super) fn avx2_forced() -> bool {
+    AVX2_TILES.get()
+}
+
+/// The signature of the drivers (`drive_avx512`, `tile_avx2::drive`).
+pub(super) type Driver<C> = unsafe fn(Option<&[C]>, &Terms<'_, C>, usize, *mut C, Option<GateStore<C>>, bool, Range<usize>);
+
+/// `drive` on the lane type of `O` (the same type as `F::C`).
 #[allow(clippy::too_many_arguments)]
-unsafe fn run<F: LaneFormat, O: Ops>(bias: Option<&[F::C]>, terms: &[Term<'_, F::C>], ns: usize, acc: *mut F::C, gates: Option<GateStore<F::C>>, fma: bool, panels: Range<usize>)
+unsafe fn run<F: LaneFormat, O: Ops>(bias: Option<&[F::C]>, terms: &[Term<'_, F::C>], ns: usize, acc: *mut F::C, gates: Option<GateStore<F::C>>, fma: bool, panels: Range<usize>, drive: Driver<O::C>)
 where
     O::C: 'static,
 {
@@ -538,7 +606,7 @@ where
         *dst = (cast(src.w), cast_slice(src.z), src.ldz);
     }
     let gates = gates.map(|g| GateStore { addend: g.addend.cast::<O::C>(), addend_ld: g.addend_ld, pre: g.pre.cast::<O::C>(), hsz: g.hsz, units: g.units, region: g.region });
-    drive_avx512::<O>(bias.map(cast_slice), &t[..terms.len()], ns, acc.cast::<O::C>(), gates, fma, panels)
+    drive(bias.map(cast_slice), &t[..terms.len()], ns, acc.cast::<O::C>(), gates, fma, panels)
 }
 
 /// The f32-lane (emulated rounding) f16 tile, for comparing with the native one.
