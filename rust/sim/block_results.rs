@@ -211,6 +211,8 @@ fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool 
             return true;
         }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (dst, src);
     false
 }
 
@@ -242,6 +244,7 @@ mod tests {
         assert_eq!(ticks_per_flush(false, 4, 100), 1);
     }
 
+    #[cfg(target_arch = "x86_64")]
     #[test]
     fn streamed_rows_equal_stored_rows_for_f32_and_f64_and_others_fall_back() {
         let src32: Vec<f32> = (0..40).map(|i| i as f32 * -1.25 + 0.1).collect();

@@ -40,12 +40,14 @@ use crate::sim::lanes::LaneFormat;
 /// Sequences per register tile.
 pub const MR: usize = 8;
 /// Values of k per pass over a tile (the panel slice of a pass stays in L1).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const KC: usize = 256;
 /// Working bytes taken to stay in one core's L2 (2 MiB per core on the machines measured):
 /// the lock-step engines size their blocks to it (`float_batch::block_size`), and packed
 /// weights above it are streamed from L3 with prefetching (`tile_x86::Prefetch`).
 pub const L2_BUDGET: usize = 1 << 20;
 /// Terms per `affine` call on the AVX-512 tiles (more run term by term).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const MAX_TERMS: usize = 2;
 
 /// Wᵀ (K × units, row-major: `wt[k·units + i] = W_ik`) packed in panels of `pw` units.
@@ -215,12 +217,14 @@ pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: 
         return false;
     }
     terms.iter().for_each(|t| check_term(t, ns));
-    let all = 0..up / terms[0].w.pw;
     // SAFETY: `out` covers the ns rows (checked) and is borrowed mutably for the call.
     #[cfg(target_arch = "x86_64")]
-    return unsafe { x86::affine::<F>(Some(bias), terms, ns, out.as_mut_ptr(), Some(split), fma, all).is_some() };
+    return unsafe { x86::affine::<F>(Some(bias), terms, ns, out.as_mut_ptr(), Some(split), fma, 0..up / terms[0].w.pw).is_some() };
     #[cfg(not(target_arch = "x86_64"))]
-    false
+    {
+        let _ = (split, fma);
+        false
+    }
 }
 
 fn check_term<C>(t: &Term<'_, C>, ns: usize) {

@@ -118,7 +118,6 @@ fn affine_equals_the_bias_then_each_term_in_order_bit_for_bit() {
 /// for bit.
 fn check_portable<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, fma: bool) {
     let Case { wt, packed, z, ldz, init } = case::<F>(k, units, ns, nr);
-    let term = Term { w: &packed, z: &z, ldz };
     let panels = 0..packed.up / packed.pw;
     let mut got = init.clone();
     // SAFETY: `got` holds the ns rows of stride `up`.
@@ -133,6 +132,7 @@ fn check_portable<F: LaneFormat>(k: usize, units: usize, ns: usize, nr: usize, f
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         let mut got = init.clone();
+        let term = Term { w: &packed, z: &z, ldz };
         // SAFETY: as above, and the CPU has AVX2 and FMA (checked).
         unsafe { avx2_term::<F>(&term, ns, got.as_mut_ptr(), fma, panels) };
         assert_sequential::<F>(&wt, &packed, &z, ldz, ns, &init, fma, &got);

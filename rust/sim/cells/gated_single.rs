@@ -37,10 +37,12 @@ pub const MAX_HIDDEN: usize = 64;
 const CHUNK: usize = 512;
 /// Bytes of gi rows computed ahead of the recurrent ticks (so that the ticks hold only gh
 /// in registers: 16 vectors at hidden 64 with AVX-512, where gi and gh together would spill).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const GI_BYTES: usize = 32 * 1024;
 
 /// One gated layer's weights for this kernel: W_ih and W_hh transposed (k-major), each
 /// column's gate blocks padded to Q·L units (L lanes per vector); biases the same.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct RegLayer {
     kind: GatedKind,
     hidden: usize,
