@@ -183,7 +183,7 @@ impl CompiledTm {
         let dollar_ok = left && self.layout.oneway;
         let k = self.layout.k() as u64;
         let (mut nums, den) = common(comps);
-        if nums.iter().any(|n| *n < 0u32) || nums.iter().any(|n| *n >= Integer::from(&den)) {
+        if nums.iter().any(|n| *n < 0u32) || nums.iter().any(|n| n.unsigned_abs_ref() >= &den) {
             return Err(bad(format!("the {name} stack has a component outside [0, 1)")));
         }
         // a finite encoding has at most bits(den) + 1 digits

@@ -219,8 +219,8 @@ impl TmLayout {
         };
         for q in 0..tm.states.len() {
             let status = tm.status_of(q);
-            for s in 0..syms.len() {
-                let t = tm.delta[q][syms[s]];
+            for (s, &sym) in syms.iter().enumerate() {
+                let t = tm.delta[q][sym];
                 let v = match (status, t) {
                     (Status::Accepted | Status::Halted, _) => 1,
                     (Status::Rejected, _) | (Status::Running, None) => -1,
@@ -292,8 +292,8 @@ impl TmLayout {
                 g.steps.push((j, b.unit(name, UnitKind::Step)));
             }
             if oneway && g.mv == Move::L {
-                for c in 0..k {
-                    g.dsteps.push(b.unit(format!("D[{gname}][{}$]", tm.tape_alphabet[syms[c]]), UnitKind::Step));
+                for &sym in &syms[..k] {
+                    g.dsteps.push(b.unit(format!("D[{gname}][{}$]", tm.tape_alphabet[sym]), UnitKind::Step));
                 }
             }
         }

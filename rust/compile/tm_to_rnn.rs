@@ -201,10 +201,10 @@ impl Construction<'_> {
                 })
                 .collect();
             if l.oneway && g.mv == Move::L {
-                for c in 0..k {
-                    let dc = Self::unit(g.dsteps[c]);
+                for (c, (&dstep, top_c)) in g.dsteps.iter().zip(&top_is).enumerate().take(k) {
+                    let dc = Self::unit(dstep);
                     let (at_end, inside) = if cantor {
-                        (dc.clone(), top_is[c].clone().plus(-1, &dc))
+                        (dc.clone(), top_c.clone().plus(-1, &dc))
                     } else {
                         (dc.clone().plus(-1, &sj(c + 1)), sj(c).plus(-1, &dc))
                     };

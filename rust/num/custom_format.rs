@@ -106,7 +106,7 @@ impl CustomFormat {
     pub fn info(self) -> &'static FormatInfo {
         let map = INTERNED.get_or_init(|| Mutex::new(HashMap::new()));
         let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-        *map.entry(self).or_insert_with(|| {
+        map.entry(self).or_insert_with(|| {
             let format = self.binary_format();
             let path = if format == BinaryFormat::F64 {
                 Path::Hardware64

@@ -154,6 +154,7 @@ impl PySimpleRnn {
     /// with any parameter is reported in one InvalidNetworkError.
     #[new]
     #[pyo3(signature = (v, w, b, h0=None, activation="relu", readout=None, problems=Vec::new()))]
+    #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
     fn new(
         py: Python<'_>,
         v: &Bound<'_, PyAny>,

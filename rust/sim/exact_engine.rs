@@ -307,7 +307,7 @@ impl ExactPlan {
             Activation::SatSigmoid => match s.signum() {
                 1 => Out::Int(1),
                 -1 => Out::Int(0),
-                _ => Out::Frac(f_l * Integer::from(l) >> 1u64),
+                _ => Out::Frac((f_l * Integer::from(l)) >> 1u64),
             },
             Activation::Tanh | Activation::Sigmoid | Activation::ApproxTanh | Activation::ApproxSigmoid => unreachable!("rejected by ExactPlan::new"),
         }

@@ -141,12 +141,12 @@ impl<F: Float> FloatPlan<F> {
     #[inline]
     pub fn output(&self, h: &[F], out: &mut [F], fma: bool) {
         let d = self.d;
-        for o in 0..self.n_out {
+        for (o, y) in out.iter_mut().enumerate().take(self.n_out) {
             let mut acc = self.ro_b[o];
-            for j in 0..d {
-                acc = acc.plus_product(self.ro_w[o * d + j], h[j], fma);
+            for (&w, &hj) in self.ro_w[o * d..(o + 1) * d].iter().zip(h) {
+                acc = acc.plus_product(w, hj, fma);
             }
-            out[o] = acc;
+            *y = acc;
         }
     }
 }

@@ -192,7 +192,8 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
         let mut state: Vec<LayerState<'_>> = layers.iter_mut().map(|lb| LayerState { h: cast_mut(&mut lb.h), c: cast_mut(&mut lb.c) }).collect();
         let (states, cells) = (spec.keep.states().then(|| cast_mut(&mut *out.states)), top_cell.then(|| cast_mut(&mut *out.cells)));
         gated_single::run(&single, cast_slice(&xl[first * t_max * n..]), n, lens[0], &mut state, states, cells, spec.fma, ctl)?;
-        return Ok(finish(out, &layers, &kept, lens[0], 1, ctl));
+        finish(out, &layers, &kept, lens[0], 1, ctl);
+        return Ok(());
     }
     let longest = lens.iter().copied().max().unwrap_or(0);
     let shortest = lens.iter().copied().min().unwrap_or(0);
@@ -272,7 +273,8 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             }
         }
     }
-    Ok(finish(out, &layers, &kept, longest, ns, ctl))
+    finish(out, &layers, &kept, longest, ns, ctl);
+    Ok(())
 }
 
 /// The block's last steps: kept rows from tick `longest` on zeroed, every layer's final h

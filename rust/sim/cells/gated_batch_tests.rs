@@ -19,7 +19,7 @@ impl Lcg {
     /// k/32 for k in -96..96, sometimes with an odd denominator (rounded in every format)
     fn val(&mut self) -> Rational {
         let k = (self.next() % 193) as i64 - 96;
-        if self.next() % 5 == 0 { Rational::from_signeds(k, 3) } else { Rational::from_signeds(k, 32) }
+        if self.next().is_multiple_of(5) { Rational::from_signeds(k, 3) } else { Rational::from_signeds(k, 32) }
     }
     fn vals(&mut self, n: usize) -> Vec<Rational> {
         (0..n).map(|_| self.val()).collect()
