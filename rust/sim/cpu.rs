@@ -72,7 +72,8 @@ pub fn avx512_f16c() -> bool {
     tiers().avx512_f16c
 }
 
-/// AVX2 and FMA: the portable loops compiled for them, when AVX-512 is missing.
+/// AVX2 and FMA (also true on AVX-512 CPUs): the AVX2 tiles, kernels and activations,
+/// and the portable loops compiled for them, when AVX-512 is missing or capped.
 pub fn avx2_fma() -> bool {
     tiers().avx2_fma
 }

@@ -564,11 +564,7 @@ fn avx512_tiles() -> bool {
 /// Whether the AVX2 tiles can run format `F`: f32 and f64 on a CPU with AVX2 + FMA (the
 /// caller chose them over the AVX-512 ones).
 pub(super) fn avx2_tiles<F: LaneFormat>() -> bool {
-    #[cfg(test)]
-    let capable = std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
-    #[cfg(not(test))]
-    let capable = crate::sim::cpu::avx2_fma();
-    capable && matches!(F::ROUNDING, Rounding::F64 | Rounding::F32)
+    crate::sim::cpu::avx2_fma() && matches!(F::ROUNDING, Rounding::F64 | Rounding::F32)
 }
 
 #[cfg(test)]
