@@ -2,7 +2,7 @@
 //!
 //! Every AVX-512, AVX-512-FP16 and AVX2 path asks here, so one switch caps them all: with
 //! `RNNSIM_ISA=avx2` in the environment the engines run as on a CPU without AVX-512 (the
-//! portable loops compiled for AVX2 + FMA), with `RNNSIM_ISA=baseline` as on one without
+//! AVX2 tiles, kernels and activations, and the portable loops compiled for AVX2 + FMA), with `RNNSIM_ISA=baseline` as on one without
 //! AVX2 either (the loops as compiled for the target, SSE2 on x86-64). The bits do not
 //! change (`float_batch`: the instruction set changes the speed, not the results), which the
 //! tests check by running the same batches in processes with each cap; and a user can
