@@ -30,7 +30,7 @@ use rnnsim::num::rational::rational_from_f64;
 use rnnsim::sim::cancel::Control;
 use rnnsim::sim::exact_engine::{ExactPlan, DEFAULT_MAX_BITS};
 use rnnsim::sim::float_engine::FloatPlan;
-use rnnsim::sim::run::{run_batch_float, run_exact, BatchSpec, ExactStepper};
+use rnnsim::sim::run::{run_batch_float, run_exact, BatchSpec, ExactStepper, Keep};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -135,16 +135,10 @@ fn exact_stack(c: &mut Criterion) {
 fn tanh_net(hidden: usize, input: usize, seed: u64) -> SimpleRnn {
     let mut g = Lcg(seed);
     let scale = 1.0 / (hidden as f64).sqrt();
-    let mut mat = |r: usize, c: usize| RatMatrix {
-        rows: r,
-        cols: c,
-        data: (0..r * c)
-            .map(|_| rational_from_f64((g.unit() * scale) as f32 as f64).expect("finite"))
-            .collect(),
-    };
-    let v = mat(hidden, hidden);
-    let w = mat(hidden, input);
-    let b = mat(hidden, 1).data;
+    let mut vals = |n: usize| -> Vec<Rational> { (0..n).map(|_| rational_from_f64((g.unit() * scale) as f32 as f64).expect("finite")).collect() };
+    let v = RatMatrix::from_dense(hidden, hidden, vals(hidden * hidden));
+    let w = RatMatrix::from_dense(hidden, input, vals(hidden * input));
+    let b = vals(hidden);
     SimpleRnn::new(v, w, b, None, Activation::Tanh, None).expect("valid tanh network")
 }
 
@@ -165,7 +159,7 @@ fn float_batch(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(3))
         .throughput(Throughput::Elements((batch * steps) as u64));
     for threads in [1usize, 2] {
-        let spec = BatchSpec { batch, steps, lengths: None, keep_all: true, threads: Some(threads) };
+        let spec = BatchSpec { batch, steps, lengths: None, keep: Keep::All, threads: Some(threads), fma: false };
         let label = format!("b{batch}_t{steps}_h{hidden}_i{input}/threads{threads}");
         grp.bench_function(BenchmarkId::new("f32", &label), |b| {
             b.iter(|| run_batch_float(&p32, black_box(&xs32), None, &spec, &ctl).expect("run"))
