@@ -101,6 +101,16 @@ def build(layers):
     return wrap_core(_core.CellNetwork.from_layers("stacked", specs))
 
 
+def run_batch_of_one(net, case, dtype, **kw):
+    """A `stacks` case (layers, n, xs, h0, c0) run as a batch of one sequence (h0/c0 given
+    per layer, as (layers, 1, H))."""
+    _, n, xs, h0, c0 = case
+    x = np.array(xs, dtype=object).reshape(1, len(xs), n)
+    per_layer = None if h0 is None else [[row] for row in h0]
+    cells = None if c0 is None else [[row] for row in c0]
+    return net.run_batch(x, dtype=dtype, h0=per_layer, c0=cells, **kw)
+
+
 def as_array(rows, h, fmt):
     return np.array([[float(v) for v in r] for r in rows], dtype=np.float64).reshape(len(rows), h)
 
@@ -111,10 +121,7 @@ def as_array(rows, h, fmt):
 def test_float_runs_match_the_reference_bit_for_bit(case, fmt):
     layers, n, xs, h0, c0 = case
     net = build(layers)
-    x = np.array(xs, dtype=object).reshape(1, len(xs), n)
-    h0a = None if h0 is None else [[row] for row in h0]
-    c0a = None if c0 is None else [[row] for row in c0]
-    b = net.run_batch(x, dtype=fmt, h0=h0a, c0=c0a)
+    b = run_batch_of_one(net, case, fmt)
     top, fin_h, fin_c = ref.run(layers, xs, fmt, h0, c0)
     want = as_array(top, net.hidden_size, fmt)
     assert np.array_equal(b.states[0].astype(np.float64), want, equal_nan=True)

@@ -16,7 +16,7 @@ import rnnsim as rs
 from rnnsim import reference as ref
 from rnnsim import reference_cells as ref_cells
 from strategies import float_cases
-from test_cells_reference import ALL_ACTS, as_array, build as build_stack, stacks
+from test_cells_reference import ALL_ACTS, as_array, build as build_stack, run_batch_of_one, stacks
 from test_engines import as_input, build
 
 FORMATS = ["f64", "f32", "f16", "bf16"]
@@ -49,10 +49,7 @@ def test_simple_rnn_fma_equals_the_reference_bitwise(fmt, case):
 def test_cells_fma_equal_the_reference_bitwise(case, fmt):
     layers, n, xs, h0, c0 = case
     net = build_stack(layers)
-    x = np.array(xs, dtype=object).reshape(1, len(xs), n)
-    h0a = None if h0 is None else [[row] for row in h0]
-    c0a = None if c0 is None else [[row] for row in c0]
-    b = net.run_batch(x, dtype=fmt, h0=h0a, c0=c0a, fma=True)
+    b = run_batch_of_one(net, case, fmt, fma=True)
     top, fin_h, _ = ref_cells.run(layers, xs, fmt, h0, c0, fma=True)
     assert np.array_equal(b.states[0].astype(np.float64), as_array(top, net.hidden_size, fmt), equal_nan=True)
     one = net.run(np.array(xs, dtype=object).reshape(len(xs), n), dtype=fmt, h0=h0, c0=c0, fma=True)

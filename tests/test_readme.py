@@ -12,7 +12,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import rnnsim as rs
 
@@ -101,7 +100,6 @@ def test_turing_machine_block_runs_on_bb3() -> None:
     assert (ns["r"].steps, ns["r"].config.ones) == (want.steps, want.ones)
 
 
-@pytest.mark.parametrize("marker", [COUNTERS])
-def test_counters_block_runs(marker: str) -> None:
-    ns = _run(_block(marker), {})
+def test_counters_block_runs() -> None:
+    ns = _run(_block(COUNTERS), {})
     assert ns["c"].accepts("aaabbb") and not ns["c"].accepts("aab")

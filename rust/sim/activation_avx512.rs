@@ -46,6 +46,7 @@
 //!
 //! Rounding to f32: the hardware conversion (nearest-even, like `as f32`).
 
+use crate::sim::simd_round::first_lanes;
 use crate::sim::ziv::{Approximated, Func, DELTA};
 use std::arch::x86_64::*;
 
@@ -85,7 +86,7 @@ unsafe fn run<A: Approximated>(xs: &mut [f32]) {
     }
     while i < n {
         let m = (n - i).min(16);
-        let live: __mmask16 = if m == 16 { 0xffff } else { (1u16 << m) - 1 };
+        let live = first_lanes(m);
         let x = _mm512_maskz_loadu_ps(live, p.add(i));
         finish::<A>(p.add(i), x, approx16::<A>(x), m);
         i += m;
@@ -127,7 +128,7 @@ pub(crate) unsafe fn apply16<A: Approximated>(x: __m512) -> __m512 {
 /// Stores the first m decided results at p, the undecided ones from the scalar fallback.
 #[inline(always)]
 unsafe fn finish<A: Approximated>(p: *mut f32, x: __m512, (down, up): (__m512, __m512), m: usize) {
-    let live: __mmask16 = if m == 16 { 0xffff } else { (1u16 << m) - 1 };
+    let live = first_lanes(m);
     _mm512_mask_storeu_ps(p, live, down);
     let undecided = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(down), _mm512_castps_si512(up)) & live;
     if undecided != 0 {

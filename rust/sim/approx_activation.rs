@@ -237,7 +237,7 @@ pub(crate) mod x86 {
         let mut i = 0;
         while i < n {
             let m = (n - i).min(16);
-            let live: __mmask16 = if m == 16 { 0xffff } else { (1u16 << m) - 1 };
+            let live = crate::sim::simd_round::first_lanes(m);
             let x = _mm512_maskz_loadu_ps(live, p.add(i));
             _mm512_mask_storeu_ps(p.add(i), live, apply512(f, x));
             i += m;

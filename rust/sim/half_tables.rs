@@ -78,7 +78,7 @@ unsafe fn gather_avx512(t: &[f32], bf: bool, xs: &mut [f32]) {
     let mut i = 0;
     while i < n {
         let m = (n - i).min(16);
-        let live: __mmask16 = if m == 16 { 0xffff } else { (1u16 << m) - 1 };
+        let live = crate::sim::simd_round::first_lanes(m);
         let x = _mm512_maskz_loadu_ps(live, p.add(i));
         let idx = if bf {
             _mm512_srli_epi32::<16>(_mm512_castps_si512(x))

@@ -1,9 +1,17 @@
 //! Rounding f32 lanes to the half formats' grids, 16 lanes at a time (AVX-512): the vector
 //! forms of `lanes::round_bf16_in_f32` and `lanes::round_f16_in_f32` (same bits; tested
 //! against them). Used by the tile kernel after every operation and by the activations.
-//! Callers must be compiled with (at least) `avx512f`.
+//! Callers must be compiled with (at least) `avx512f`. Also the mask of a partial vector
+//! ([`first_lanes`]), which the 16-lane loops share.
 
 use std::arch::x86_64::*;
+
+/// The mask of the first `m` of 16 lanes (all of them when m ≥ 16): a loop's last, partial
+/// vector.
+#[inline(always)]
+pub fn first_lanes(m: usize) -> __mmask16 {
+    if m >= 16 { 0xffff } else { (1u16 << m) - 1 }
+}
 
 /// f32 → the bf16 grid: round to nearest even on the top 16 bits, NaN kept.
 ///

@@ -546,7 +546,9 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
         (Rounding::Bf16, true) => run::<F, F32<1>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<1>>),
         (Rounding::F16, true) => run::<F, F32<2>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<2>>),
         (Rounding::F64, false) => run::<F, y::F64x4>(bias, terms, ns, acc, store, fma, panels, y::drive::<y::F64x4>),
-        (_, false) => run::<F, y::F32x8>(bias, terms, ns, acc, store, fma, panels, y::drive::<y::F32x8>),
+        (Rounding::F32, false) => run::<F, y::F32x8>(bias, terms, ns, acc, store, fma, panels, y::drive::<y::F32x8>),
+        // the half formats have no AVX2 tiles (`avx2_tiles` said no before this)
+        (Rounding::Bf16 | Rounding::F16, false) => return None,
     }
     Some(())
 }

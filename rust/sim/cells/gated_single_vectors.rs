@@ -60,8 +60,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn store_first(self, p: *mut f32, n: usize) {
-        let m: __mmask16 = if n >= 16 { 0xffff } else { (1u16 << n) - 1 };
-        _mm512_mask_storeu_ps(p, m, self.0)
+        _mm512_mask_storeu_ps(p, crate::sim::simd_round::first_lanes(n), self.0)
     }
     #[inline(always)]
     unsafe fn add(self, o: Self) -> Self {
