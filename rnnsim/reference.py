@@ -11,8 +11,9 @@ no numpy dtype: it is emulated on float32 by rounding the bit pattern to its top
 A custom format "fp(M,E)" (rnnsim.FloatFormat: p = M + 1, emax = 2**(E-1) - 1,
 emin = 1 - emax) is emulated with exact Fractions: every product and sum is computed
 exactly and rounded with ``round_exact`` (the IEEE rule: ties to even, gradual underflow,
-±inf past the largest finite value); tanh/sigmoid are the float64 values rounded once,
-as for the builtin formats (formats whose values are all float64s only).
+±inf past the largest finite value); tanh/sigmoid are the correctly rounded float64 values
+(``correctly_rounded``) rounded once to the format, as for the builtin formats (formats whose
+values are all float64s only).
 
 Definition 4.1 of the lecture notes (seed 001): h_0 = s, h_t = act(V h_{t-1} + W x_t + b),
 y_t = w h_t + c.
@@ -25,6 +26,8 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
+
+from . import correctly_rounded
 
 Matrix = Sequence[Sequence[Fraction]]
 Vector = Sequence[Fraction]
@@ -207,13 +210,9 @@ class _Fmt:
             from . import reference_approx
             return reference_approx.approx_tanh(x) if name == "tanh" else reference_approx.approx_sigmoid(x)
         if name == "tanh":
-            return self._from_f64(math.tanh(float(x)))
+            return self._from_f64(correctly_rounded.tanh(float(x)))
         if name == "sigmoid":
-            try:
-                e = math.exp(-float(x))
-            except OverflowError:  # IEEE: exp overflows to inf, and 1/(1+inf) = 0
-                e = math.inf
-            return self._from_f64(1.0 / (1.0 + e))
+            return self._from_f64(correctly_rounded.sigmoid(float(x)))
         raise ValueError(name)
 
     def _from_f64(self, v: float) -> np.floating:
@@ -268,12 +267,9 @@ class _ExactFmt:
         if not self.fits_f64:
             raise NotImplementedError("tanh/sigmoid of formats wider than float64 are not emulated")
         if name == "tanh":
-            y = math.tanh(float(x))
+            y = correctly_rounded.tanh(float(x))
         elif name == "sigmoid":
-            try:
-                y = 1.0 / (1.0 + math.exp(-float(x)))
-            except OverflowError:  # exp(-x) = inf in float64: 1/(1+inf) = 0
-                y = 0.0
+            y = correctly_rounded.sigmoid(float(x))
         else:
             raise ValueError(name)
         return y if y != y else self.const(Fraction(y))

@@ -361,7 +361,7 @@ impl Float for Custom {
                 let (t, o) = to_big(self.v).tanh_prec_round(p, Nearest);
                 Custom::from_rounded_big(nudge(t, o, p), info)
             }
-            fmt => Custom::with(fmt, Val::F(rounded_f64(fmt, self.to_f64().tanh()))),
+            fmt => Custom::with(fmt, Val::F(rounded_f64(fmt, crate::sim::activation_f64::tanh(self.to_f64())))),
         }
     }
     fn sigmoid(self) -> Self {
@@ -372,7 +372,7 @@ impl Float for Custom {
                 let s = e.add_prec_round(Big::ONE, p, Nearest).0;
                 Custom::from_rounded_big(s.reciprocal_prec_round(p, Nearest).0, info)
             }
-            fmt => Custom::with(fmt, Val::F(rounded_f64(fmt, 1.0 / (1.0 + (-self.to_f64()).exp())))),
+            fmt => Custom::with(fmt, Val::F(rounded_f64(fmt, crate::sim::activation_f64::sigmoid(self.to_f64())))),
         }
     }
 }

@@ -8,8 +8,9 @@
 //! correctly rounded (Figueroa 1995, "When is double rounding innocuous?"). This is also
 //! exactly how numpy evaluates float16 scalar and elementwise arithmetic.
 //!
-//! tanh and sigmoid are evaluated in f64 from the operand's exact value and rounded once to
-//! the format (for f64 itself: the platform libm, sigmoid as 1/(1+exp(−x))). Rounding an f64
+//! tanh and sigmoid are the exact function values at the operand's exact value, correctly
+//! rounded to f64 (`num::correctly_rounded`; for f64 that is the result), then rounded once
+//! to the format. Rounding an f64
 //! to f16/bf16 uses `round::round_f64_in` (correct round to nearest even from all 53 bits;
 //! the `half` crate's own f64 conversions look at the top 32 bits only).
 //!
@@ -70,11 +71,14 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
         }
         Self::from_f64_exact(round_to_f64_in(r, Self::binary_format()))
     }
+    /// tanh(x) correctly rounded to f64 (`num::correctly_rounded`, computed fast by
+    /// `sim::activation_f64`), then rounded to the format.
     fn tanh(self) -> Self {
-        Self::from_f64_rounded(self.to_f64().tanh())
+        Self::from_f64_rounded(crate::sim::activation_f64::tanh(self.to_f64()))
     }
+    /// σ(x) = 1/(1 + e^−x) correctly rounded to f64, then rounded to the format.
     fn sigmoid(self) -> Self {
-        Self::from_f64_rounded(1.0 / (1.0 + (-self.to_f64()).exp()))
+        Self::from_f64_rounded(crate::sim::activation_f64::sigmoid(self.to_f64()))
     }
     /// The approximate tanh of `approx_activations=True` (`sim::approx_activation`). Only
     /// f32 has one; the runs refuse the option for other formats, and here they fall back to
@@ -122,7 +126,6 @@ impl Float for f32 {
     #[inline(always)]
     fn mul_add(self, z: Self, acc: Self) -> Self { crate::num::fused::fma_via_odd(self as f64, z as f64, acc as f64) as f32 }
     fn is_nan(self) -> bool { f32::is_nan(self) }
-    fn tanh(self) -> Self { (self as f64).tanh() as f32 }
     fn approx_tanh(self) -> Self { crate::sim::approx_activation::one(crate::sim::ziv::Func::Tanh, self) }
     fn approx_sigmoid(self) -> Self { crate::sim::approx_activation::one(crate::sim::ziv::Func::Sigmoid, self) }
 }

@@ -1,6 +1,6 @@
 //! tanh and σ over f32 lanes with AVX2 + FMA (a CPU without AVX-512): 8 values per step,
 //! the same results as `activation_avx512` and the portable loops, bit for bit the
-//! documented `round_f32(libm f64 value)`.
+//! documented `round_f32(correctly rounded f64 value)`.
 //!
 //! The approximation is `activation_avx512`'s on 4 f64 lanes (its module doc has the error
 //! budget), with AVX2's instructions in place of three AVX-512 ones:

@@ -1,5 +1,5 @@
 //! tanh and σ over f32 lanes with AVX-512 + FMA: 16 values per step, the same results as
-//! `fast_tanh` / `fast_sigmoid` (so, bit for bit, the documented `round_f32(libm f64 value)`),
+//! `fast_tanh` / `fast_sigmoid` (so, bit for bit, the documented `round_f32(correctly rounded f64 value)`),
 //! about three times faster than their auto-vectorised loops. (The half formats look their
 //! results up instead: `half_tables`.)
 //!

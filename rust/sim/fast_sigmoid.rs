@@ -1,14 +1,14 @@
 //! A fast sigmoid for f32 lanes that gives **exactly** the documented result
-//! `round_f32(1 / (1 + libm_exp_f64(−x)))` (num/float.rs `Float::sigmoid`; f16/bf16 look it up: `half_tables`).
+//! `round_f32(D(x))`, D(x) = σ(x) correctly rounded to f64 (num/float.rs `Float::sigmoid`;
+//! f16/bf16 look it up: `half_tables`).
 //!
 //! Same Ziv test (`ziv.rs`) as `fast_tanh`: `approx` evaluates σ(x) in f64 with a branch-free,
 //! vectorisable formula of relative error below 2^−41: E = e^{−|x|} = 2^n·P(r) (Cody–Waite
 //! r = −|x| − n·ln 2, |r| ≤ ln2/2, P the degree-10 Taylor polynomial, error < 2^−42), then
 //! σ = 1/(1 + E) for x ≥ 0 and E/(1 + E) for x < 0 (relative error at most twice E's).
-//! The documented f64 value D (libm exp within one ulp, then a rounded add and divide) is
-//! within 2^−50 relative of σ. So both y and D lie in [y(1 − δ), y(1 + δ)], δ = 2^−36;
+//! The documented f64 value D (correctly rounded) is within 2^−53 relative of σ. So both y and D lie in [y(1 − δ), y(1 + δ)], δ = 2^−36;
 //! when both ends round to the same value of the format, that value is round_F(D).
-//! Otherwise (rare) the documented formula is evaluated with libm. |x| is clamped to 110
+//! Otherwise (rare) D is evaluated (`activation_f64`). |x| is clamped to 110
 //! (σ(−110) < 2^−158 rounds to 0 in every narrow format, σ(110) to 1, as D does). With
 //! AVX-512 + FMA the slices use the faster `activation_avx512` approximation instead.
 
@@ -23,9 +23,9 @@ impl Approximated for Sigmoid {
     fn approx(x: f64) -> f64 {
         approx(x)
     }
-    /// `Float::sigmoid` before rounding: 1/(1 + libm exp(−x)).
+    /// `Float::sigmoid` before rounding: σ(x) correctly rounded to f64.
     fn documented(x: f64) -> f64 {
-        1.0 / (1.0 + (-x).exp())
+        crate::sim::activation_f64::sigmoid(x)
     }
 }
 

@@ -1,11 +1,12 @@
 //! A fast tanh for f32 lanes that gives **exactly** the documented result
-//! `round_f32(libm_tanh_f64(x))` (num/float.rs: f32 tanh is `(x as f64).tanh() as f32`; f16/bf16 look it up: `half_tables`).
+//! `round_f32(D(x))`, D(x) = tanh(x) correctly rounded to f64 (num/float.rs `Float::tanh`;
+//! f16/bf16 look it up: `half_tables`).
 //!
 //! Method (the Ziv test of `ziv.rs`): `approx` evaluates tanh(x) in f64 with a
 //! branch-free, vectorisable formula whose relative error is below 2^−44 (odd Taylor polynomial to x^19 for |x| < 0.3,
 //! else 1 − 2/(e^{2|x|} + 1) with e^y = 2^n·P(r), r = y − n·ln 2 by Cody–Waite, P the
 //! degree-11 Taylor polynomial, |r| ≤ ln2/2). With AVX-512 + FMA the slices use the faster
-//! `activation_avx512` approximation instead. f64 keeps libm (its result is libm's bits).
+//! `activation_avx512` approximation instead. f64 lanes use `activation_f64`.
 
 use crate::sim::ziv::{self, Approximated, Func};
 
@@ -19,7 +20,7 @@ impl Approximated for Tanh {
         approx(x)
     }
     fn documented(x: f64) -> f64 {
-        x.tanh()
+        crate::sim::activation_f64::tanh(x)
     }
 }
 

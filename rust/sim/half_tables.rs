@@ -2,10 +2,10 @@
 //!
 //! A lane of a half format holds a value of the format (every pre-activation is rounded to
 //! it), so the input is one of 2^16 bit patterns, and the documented result
-//! round_F(D(x)) (`num::float::Float::tanh` / `sigmoid`: D the libm f64 formula, rounded once
-//! to F) is tabulated for all of them from that definition itself: one table per
-//! (function, format), 65536 f32 values (256 KiB), built on first use (65536 libm calls,
-//! about a millisecond). A lookup is an index (bf16: the lane's top 16 bits; f16: the
+//! round_F(D(x)) (`num::float::Float::tanh` / `sigmoid`: D the correctly rounded f64 value,
+//! rounded once to F) is tabulated for all of them from that definition itself: one table per
+//! (function, format), 65536 f32 values (256 KiB), built on first use (65536 evaluations
+//! of D, a few milliseconds). A lookup is an index (bf16: the lane's top 16 bits; f16: the
 //! binary16 bits, `vcvtps2ph`, exact on the grid) and a load: with AVX-512, 16 lanes per
 //! gather, several times faster than evaluating D's approximation and deciding its rounding
 //! (`ziv`), which is what the f32 lanes still do.
@@ -34,7 +34,7 @@ fn table(func: Func, fmt: BinaryFormat) -> &'static [f32] {
 }
 
 /// The documented result for a lane value x of the format: `Float::tanh` / `Float::sigmoid`
-/// of f16 or bf16 (round_F of the libm f64 value), as an f32.
+/// of f16 or bf16 (round_F of the correctly rounded f64 value), as an f32.
 fn definition(func: Func, bf: bool, x: f32) -> f32 {
     match (func, bf) {
         (Func::Tanh, false) => Float::tanh(f16::from_f32(x)).to_f32(),

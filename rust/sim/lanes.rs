@@ -122,6 +122,8 @@ impl LaneFormat for f64 {
     fn mul_l(a: f64, b: f64) -> f64 { a * b }
     #[inline(always)]
     fn fma_hw_l(w: f64, z: f64, acc: f64) -> f64 { w.mul_add(z, acc) }
+    fn tanh_slice(v: &mut [f64]) { crate::sim::activation_f64::slice(Func::Tanh, v) }
+    fn sigmoid_slice(v: &mut [f64]) { crate::sim::activation_f64::slice(Func::Sigmoid, v) }
 }
 
 impl LaneFormat for f32 {

@@ -1,9 +1,9 @@
 //! The Ziv rounding test shared by the fast activations (`fast_tanh`, `fast_sigmoid`): how
 //! a cheap approximation y of f(x) yields **exactly** the documented result round_F(D(x)),
-//! D the documented f64 formula (libm based, num/float.rs), F the lane's format.
+//! D the documented f64 value (correctly rounded, num/float.rs), F the lane's format.
 //!
 //! If |y − f(x)| and |D(x) − f(x)| are both below δ·|y| (δ = 2^−36: the approximations are
-//! good to 2^−38 or better, D to 2^−50), both lie in [y(1 − δ), y(1 + δ)]. Rounding is
+//! good to 2^−38 or better, D to 2^−53), both lie in [y(1 − δ), y(1 + δ)]. Rounding is
 //! monotone, so when both ends round to the same value r of F, r = round_F(D(x)). Otherwise
 //! (a midpoint of F within 2^−36 of y: about one value in 2^11 for f32) D is evaluated.
 //! The speed depends on the path (AVX-512, AVX2, portable), the bits do not.

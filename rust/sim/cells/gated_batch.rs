@@ -12,8 +12,8 @@
 //! (`gated_pointwise`: each activation one call over the block, straight update loops)
 //! with the same operations in the same order per unit, on lanes (`LaneFormat`): so every
 //! value is bit for bit the per-sequence engine's, whatever the block, tile or thread.
-//! Activations are vectorised tanh/sigmoid, exact by `fast_tanh` and `fast_sigmoid` (f64
-//! calls libm as `Float` does). The bias rows start the tile kernel's accumulators
+//! Activations are vectorised tanh/sigmoid, exact by `fast_tanh` and `fast_sigmoid` (f64:
+//! `activation_f64`). The bias rows start the tile kernel's accumulators
 //! (`tile_kernel::affine`), and the tiles of gh add gi to the gates whose pre-activation
 //! is gi + gh as their last step, writing them gate-major for the activations
 //! (`tile_kernel::affine_gates`; the same rounded addition, one pass fewer). Kept states and cells of the top layer are copied to a small

@@ -1,0 +1,179 @@
+//! The fast f64 activations against the exact computation (`num::correctly_rounded`), and
+//! the error of the double-double evaluation against the bound Ziv's test assumes.
+
+use super::*;
+use malachite::base::num::arithmetic::traits::Abs;
+use malachite::base::num::conversion::traits::ExactFrom;
+
+/// xorshift64: a deterministic stream of bits.
+struct Bits(u64);
+impl Bits {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// ±m·2^e with m uniform in [1, 2) and e uniform in [lo, hi].
+    fn value(&mut self, lo: i32, hi: i32) -> f64 {
+        let b = self.next();
+        let m = f64::from_bits((b >> 12) | 0x3ff0_0000_0000_0000);
+        let e = lo + (b % (hi - lo + 1) as u64) as i32;
+        let v = m * 2f64.powi(e);
+        if b & 2048 != 0 { -v } else { v }
+    }
+}
+
+/// Inputs over every range the evaluation distinguishes, with the thresholds and specials.
+fn inputs(n: usize) -> Vec<f64> {
+    let mut g = Bits(0x9e37_79b9_7f4a_7c15);
+    let mut xs: Vec<f64> = (0..n).map(|i| if i % 4 == 0 { g.value(-12, 4) * 3.0 } else { g.value(-35, 10) }).collect();
+    for t in [TANH_TINY, TANH_ONE, SIGMOID_ONE, SIGMOID_ZERO, SIGMOID_LOW, 0.0, 1.0, 680.0, 746.0] {
+        for v in [t, t.next_up(), t.next_down()] {
+            xs.extend([v, -v]);
+        }
+    }
+    xs.extend([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 5e-324, f64::MAX, -700.0, -720.5]);
+    xs
+}
+
+fn exact_all(f: Func, xs: &[f64]) -> Vec<f64> {
+    xs.iter().map(|&x| exact(f, x)).collect()
+}
+
+fn same(a: &[f64], b: &[f64]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+}
+
+#[test]
+fn every_path_gives_the_correctly_rounded_value() {
+    let xs = inputs(20_000);
+    for f in [Func::Tanh, Func::Sigmoid] {
+        let want = exact_all(f, &xs);
+        let mut dispatched = xs.clone();
+        slice(f, &mut dispatched);
+        assert!(same(&dispatched, &want), "{f:?}: the dispatched slice");
+        let (mut fma, mut dekker) = (xs.clone(), xs.clone());
+        slice_body::<true>(f, &mut fma);
+        slice_body::<false>(f, &mut dekker);
+        assert!(same(&fma, &want), "{f:?}: the FMA body");
+        assert!(same(&dekker, &want), "{f:?}: the Dekker body");
+        #[cfg(target_arch = "x86_64")]
+        if crate::sim::cpu::avx2_fma() {
+            let mut avx2 = xs.clone();
+            // SAFETY: the CPU has AVX2 and FMA (checked above).
+            unsafe { slice_avx2(f, &mut avx2) };
+            assert!(same(&avx2, &want), "{f:?}: the AVX2 body");
+        }
+        let scalar: Vec<f64> = xs.iter().map(|&x| if f == Func::Tanh { tanh(x) } else { sigmoid(x) }).collect();
+        assert!(same(&scalar, &want), "{f:?}: one value at a time");
+    }
+}
+
+/// The relative error of the double-double value against a 300-bit one, in units of 2^−80.
+fn error_of(dd: (f64, f64), exact: &Float) -> f64 {
+    let v = Rational::exact_from(exact);
+    let got = Rational::exact_from(dd.0) + Rational::exact_from(dd.1);
+    let rel = (got - &v).abs() / v.abs();
+    f64::rounding_from(&rel, Nearest).0 * 2f64.powi(80)
+}
+
+#[test]
+fn the_double_double_error_is_below_the_bound_of_the_ziv_test() {
+    let c = consts();
+    let mut g = Bits(0x1234_5678_9abc_def1);
+    let (mut worst_t, mut worst_s) = (0f64, 0f64);
+    for i in 0..4000 {
+        // tanh: a ∈ [2^−30, 20); σ: x ∈ [−680, 40)
+        let a = if i % 2 == 0 { g.value(-30, 4).abs().min(19.99) } else { g.value(-12, -1).abs() };
+        let x = (g.value(-20, 9)).clamp(-679.0, 39.9);
+        let ta = Float::from(a).tanh_prec_round(300, Nearest).0;
+        worst_t = worst_t.max(error_of(tanh_dd::<true>(a, c), &ta));
+        worst_t = worst_t.max(error_of(tanh_dd::<false>(a, c), &ta));
+        let e = Float::from(-x).exp_prec_round(300, Nearest).0;
+        let sx = e.add_prec_round(Float::from(1u32), 300, Nearest).0.reciprocal_prec_round(300, Nearest).0;
+        worst_s = worst_s.max(error_of(sigmoid_dd::<true>(x, c), &sx));
+        worst_s = worst_s.max(error_of(sigmoid_dd::<false>(x, c), &sx));
+    }
+    println!("worst relative error: tanh {:.3}·2^-80, σ {:.3}·2^-80 (Ziv's bound: 2^-70 = 1024·2^-80)", worst_t, worst_s);
+    // the module doc's bound, 2^−73 = 128·2^−80
+    assert!(worst_t < 128.0 && worst_s < 128.0, "tanh {worst_t}, σ {worst_s} (units of 2^-80)");
+}
+
+#[test]
+fn undecided_values_take_the_exact_computation() {
+    // values Ziv's test leaves undecided exist (about 1 in 10^5); find some and check them
+    let c = consts();
+    let mut g = Bits(0x0bad_5eed_0bad_5eed);
+    let mut found: Vec<(Func, f64)> = Vec::new();
+    while found.len() < 6 {
+        let x = g.value(-8, 3);
+        if !tanh_lane::<true>(x, c).1 {
+            found.push((Func::Tanh, x));
+        }
+        if !sigmoid_lane::<true>(x, c).1 {
+            found.push((Func::Sigmoid, x));
+        }
+    }
+    for (f, x) in found {
+        let mut v = [x, 0.5];
+        slice(f, &mut v);
+        assert_eq!(v[0].to_bits(), exact(f, x).to_bits(), "{f:?}({x:e})");
+    }
+}
+
+#[test]
+fn the_table_is_two_to_the_j_over_512() {
+    let c = consts();
+    assert_eq!((c.hi[0], c.lo[0]), (1.0, 0.0));
+    assert_eq!(c.hi[256], std::f64::consts::SQRT_2);
+    // (hi + lo)² for j = 256 is 2 to within 2^−104
+    let (h, l) = (Rational::exact_from(c.hi[256]), Rational::exact_from(c.lo[256]));
+    let sq = (&h + &l) * (&h + &l) - Rational::from(2);
+    assert!(sq.abs() < Rational::from_signeds(1, 1i64 << 62) / Rational::from(1i64 << 42));
+    assert_eq!(c.c1.to_bits() & ((1 << 21) - 1), 0, "c1 has 32 significant bits");
+}
+
+
+/// Timing, not a check: `cargo test --release --lib f64_ns_per_value -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn f64_ns_per_value() {
+    let xs: Vec<f64> = (0..4096).map(|i| ((i * 7919) % 4096) as f64 / 512.0 - 4.0).collect();
+    let libm_tanh = |v: &mut [f64]| v.iter_mut().for_each(|x| *x = x.tanh());
+    let libm_sigmoid = |v: &mut [f64]| v.iter_mut().for_each(|x| *x = 1.0 / (1.0 + (-*x).exp()));
+    let mut cases: Vec<(&str, Box<dyn Fn(&mut [f64])>)> = vec![
+        ("tanh, dispatched", Box::new(|v: &mut [f64]| slice(Func::Tanh, v))),
+        ("sigmoid, dispatched", Box::new(|v: &mut [f64]| slice(Func::Sigmoid, v))),
+        ("tanh, portable", Box::new(|v: &mut [f64]| slice_body::<PORTABLE_FMA>(Func::Tanh, v))),
+        ("sigmoid, portable", Box::new(|v: &mut [f64]| slice_body::<PORTABLE_FMA>(Func::Sigmoid, v))),
+        ("tanh, libm", Box::new(libm_tanh)),
+        ("sigmoid, libm 1/(1+exp(-x))", Box::new(libm_sigmoid)),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx2_fma() {
+        // SAFETY: the CPU has AVX2 and FMA (checked above).
+        cases.push(("tanh, AVX2", Box::new(|v: &mut [f64]| unsafe { slice_avx2(Func::Tanh, v) })));
+        cases.push(("sigmoid, AVX2", Box::new(|v: &mut [f64]| unsafe { slice_avx2(Func::Sigmoid, v) })));
+    }
+    for (name, f) in &cases {
+        let mut ys = xs.clone();
+        let mut ns = f64::INFINITY;
+        for _ in 0..20 {
+            let t0 = std::time::Instant::now();
+            for _ in 0..50 {
+                ys.copy_from_slice(&xs);
+                f(&mut ys);
+            }
+            ns = ns.min(t0.elapsed().as_secs_f64() * 1e9 / (50.0 * 4096.0));
+        }
+        eprintln!("{name}: {ns:.2} ns/value");
+    }
+    // the exact computation alone (the fallback)
+    let t0 = std::time::Instant::now();
+    for &x in &xs[..400] {
+        std::hint::black_box(cr::tanh(x));
+        std::hint::black_box(cr::sigmoid(x));
+    }
+    eprintln!("exact computation (num::correctly_rounded): {:.0} ns/value", t0.elapsed().as_secs_f64() * 1e9 / 800.0);
+}
