@@ -126,6 +126,10 @@ impl Float for f32 {
     #[inline(always)]
     fn mul_add(self, z: Self, acc: Self) -> Self { crate::num::fused::fma_via_odd(self as f64, z as f64, acc as f64) as f32 }
     fn is_nan(self) -> bool { f32::is_nan(self) }
+    /// round_f32 of the correctly rounded f64 value, decided from a cheaper approximation
+    /// when it can be (`sim::ziv`).
+    fn tanh(self) -> Self { crate::sim::fast_tanh::tanh_f32(self) }
+    fn sigmoid(self) -> Self { crate::sim::fast_sigmoid::sigmoid_f32(self) }
     fn approx_tanh(self) -> Self { crate::sim::approx_activation::one(crate::sim::ziv::Func::Tanh, self) }
     fn approx_sigmoid(self) -> Self { crate::sim::approx_activation::one(crate::sim::ziv::Func::Sigmoid, self) }
 }

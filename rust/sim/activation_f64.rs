@@ -320,18 +320,40 @@ pub(crate) unsafe fn slice_avx2(f: Func, xs: &mut [f64]) {
     slice_body::<true>(f, xs)
 }
 
+/// f(x) for one value: the lane body and, when undecided, the exact computation.
+#[inline(always)]
+fn one_body<const FMA: bool>(f: Func, x: f64) -> f64 {
+    let c = consts();
+    let (v, decided) = match f {
+        Func::Tanh => tanh_lane::<FMA>(x, c),
+        Func::Sigmoid => sigmoid_lane::<FMA>(x, c),
+    };
+    if decided { v } else { exact(f, x) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+unsafe fn one_fma(f: Func, x: f64) -> f64 {
+    one_body::<true>(f, x)
+}
+
+fn one(f: Func, x: f64) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx2_fma() {
+        // SAFETY: the CPU has FMA (checked above).
+        return unsafe { one_fma(f, x) };
+    }
+    one_body::<PORTABLE_FMA>(f, x)
+}
+
 /// tanh(x) correctly rounded.
 pub fn tanh(x: f64) -> f64 {
-    let mut v = [x];
-    slice(Func::Tanh, &mut v);
-    v[0]
+    one(Func::Tanh, x)
 }
 
 /// σ(x) correctly rounded.
 pub fn sigmoid(x: f64) -> f64 {
-    let mut v = [x];
-    slice(Func::Sigmoid, &mut v);
-    v[0]
+    one(Func::Sigmoid, x)
 }
 
 #[cfg(test)]
