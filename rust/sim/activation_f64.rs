@@ -216,7 +216,7 @@ fn tanh_lane<const FMA: bool>(x: f64, c: &Consts) -> (f64, bool) {
     let a = x.abs();
     let (qh, ql) = tanh_dd::<FMA>(a.min(TANH_ONE), c);
     let (t, decided) = decide(qh, ql);
-    let main = a >= TANH_TINY && a < TANH_ONE;
+    let main = (TANH_TINY..TANH_ONE).contains(&a);
     let v = if a < TANH_TINY {
         x
     } else if main {
@@ -232,7 +232,7 @@ fn tanh_lane<const FMA: bool>(x: f64, c: &Consts) -> (f64, bool) {
 /// σ(x) and whether it is decided.
 #[inline(always)]
 fn sigmoid_lane<const FMA: bool>(x: f64, c: &Consts) -> (f64, bool) {
-    let (qh, ql) = sigmoid_dd::<FMA>(x.max(SIGMOID_LOW).min(SIGMOID_ONE), c);
+    let (qh, ql) = sigmoid_dd::<FMA>(x.clamp(SIGMOID_LOW, SIGMOID_ONE), c);
     let (s, decided) = decide(qh, ql);
     let main = x > SIGMOID_LOW && x < SIGMOID_ONE;
     let v = if main {
