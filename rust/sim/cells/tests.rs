@@ -120,10 +120,43 @@ fn batch_is_bitwise_identical_for_any_thread_count() {
     assert_eq!(one, run(3));
     // the final state of a short sequence equals its single run at its length
     let s = 4;
-    let (h, _, last) = plan.run_one(&xs[s * t * 3..s * t * 3 + lengths[s] * 3], lengths[s], &Starts::default(), false, &Control::new()).unwrap();
+    let (h, _, last) = plan.run_one_per_sequence(&xs[s * t * 3..s * t * 3 + lengths[s] * 3], lengths[s], &Starts::default(), false, &Control::new()).unwrap();
     assert_eq!(&one.final_h[1][s * 4..(s + 1) * 4], &h[lengths[s] * 4..]);
     assert_eq!(&one.final_c[0].as_ref().unwrap()[s * 4..(s + 1) * 4], &last[0][4..8]);
     assert!(one.final_c[1].is_none());
+}
+
+/// `run_one` (a batch of one on the lock-step kernel) against the step-by-step reference,
+/// bit for bit: a two-layer LSTM → GRU stack and a single GRU, f64/f32/f16/bf16, with and
+/// without FMA, given h0 and c0, and T = 0.
+#[test]
+fn single_run_on_the_kernel_equals_the_per_sequence_run() {
+    use crate::num::scalar::Scalar;
+    fn check<S: Scalar + 'static>(net: &Stack, starts: &Starts<Rational>) {
+        let plan = StackPlan::<S>::new(net).unwrap();
+        let conv = |v: &Vec<Vec<Rational>>| v.iter().map(|l| l.iter().map(S::from_rational).collect()).collect();
+        let st = Starts { h0: starts.h0.as_ref().map(conv), c0: starts.c0.as_ref().map(conv) };
+        for t in [0, 1, 25] {
+            let xs: Vec<S> = vals(t * 3, 11).iter().map(S::from_rational).collect();
+            for fma in [false, true] {
+                let fast = plan.run_one(&xs, t, &st, fma, &Control::new()).unwrap();
+                let slow = plan.run_one_per_sequence(&xs, t, &st, fma, &Control::new()).unwrap();
+                let ex = |v: &[S]| v.iter().map(|x| x.to_exact()).collect::<Vec<_>>();
+                assert_eq!((ex(&fast.0), ex(&fast.1)), (ex(&slow.0), ex(&slow.1)), "t={t} fma={fma}");
+                assert_eq!(fast.2.iter().map(|l| ex(l)).collect::<Vec<_>>(), slow.2.iter().map(|l| ex(l)).collect::<Vec<_>>());
+            }
+        }
+    }
+    let gru = |n: usize, seed: u64| cell("gru", &[("weight_ih", vec![12, n], vals(12 * n, seed)), ("weight_hh", vec![12, 4], vals(48, seed + 1))], &[]);
+    let two = stack(vec![lstm(4, 3, 1, &[("gate", "sigmoid"), ("candidate", "tanh"), ("output", "tanh")]), gru(4, 7)]);
+    let starts = Starts { h0: Some(vec![vals(4, 20), vals(4, 21)]), c0: Some(vec![vals(4, 22), vals(4, 23)]) };
+    let one = stack(vec![gru(3, 9)]);
+    for (net, st) in [(&two, &starts), (&one, &Starts::default())] {
+        check::<f64>(net, st);
+        check::<f32>(net, st);
+        check::<half::f16>(net, st);
+        check::<half::bf16>(net, st);
+    }
 }
 
 #[test]
