@@ -367,39 +367,43 @@ fn fused_bf16_keeps_the_zero_sign_of_tiny_products_and_cancels_huge_ones() {
     }
 }
 
-/// Tile rates (f32, fused) at the shapes of `benches/bench_torch.py`'s layers, best of 20:
-/// `cargo test --release --lib tile_rates -- --ignored --nocapture`. Nothing asserted (the
-/// machine is shared); weights above `L2_BUDGET` (from the third shape on: 1.3–19 MB) are
-/// streamed from L3 with prefetching (`tile_x86::Prefetch`).
+/// Tile rates (f32 and f64, fused) at the shapes of `benches/bench_torch.py`'s layers, best
+/// of 20: `cargo test --release --lib tile_rates -- --ignored --nocapture`. Nothing asserted
+/// (the machine is shared); weights above `L2_BUDGET` (from the third shape on: 1.3–19 MB in
+/// f32, twice that in f64) are streamed from L3 with prefetching (`tile_x86::Prefetch`).
 #[test]
 #[ignore]
 fn tile_rates() {
-    // (k, units, sequences): GRU/LSTM hidden 64, RNN/LSTM hidden 256, RNN/GRU/LSTM hidden 1024
-    for (k, units, ns) in [(64usize, 256usize, 280usize), (320, 256, 256), (320, 1024, 256), (1152, 1024, 64), (1152, 3072, 64), (1152, 4096, 64)] {
-        let wt: Vec<f32> = (0..k * units).map(|i| ((i % 17) as f32 - 8.0) / 64.0).collect();
-        let packed = Packed::for_units(&wt, k, units);
-        let z: Vec<f32> = (0..ns * k).map(|i| ((i % 13) as f32 - 6.0) / 32.0).collect();
-        let bias: Vec<f32> = vec![0.25; packed.up];
-        let rate = |run: &mut dyn FnMut(&mut [f32])| {
-            let mut out = vec![0f32; ns * packed.up];
-            let mut best = f64::INFINITY;
-            for _ in 0..20 {
-                let t0 = std::time::Instant::now();
-                run(&mut out);
-                best = best.min(t0.elapsed().as_secs_f64());
-            }
-            2.0 * (k * units * ns) as f64 / best / 1e9
-        };
-        let terms = [Term { w: &packed, z: &z, ldz: k }];
-        let tiles = rate(&mut |out| affine::<f32>(&bias, &terms, ns, out, true));
-        #[cfg(target_arch = "x86_64")]
-        let (avx2, loops) = (
-            rate(&mut |out| x86::with_avx2_tiles(|| affine::<f32>(&bias, &terms, ns, out, true))),
-            // SAFETY: `out` holds the ns rows; the CPU has AVX2 + FMA (this machine's tiers)
-            rate(&mut |out| unsafe { avx2_term::<f32>(&terms[0], ns, out.as_mut_ptr(), true, 0..packed.up / packed.pw) }),
-        );
-        #[cfg(not(target_arch = "x86_64"))]
-        let (avx2, loops) = (0.0, 0.0);
-        eprintln!("k {k} units {units} sequences {ns}: {tiles:.1} G flop/s (AVX2 tiles {avx2:.1}, AVX2 loops {loops:.1})");
+    fn rates<F: LaneFormat<C = F> + Copy + Default + 'static>(name: &str, of: fn(f64) -> F) {
+        // (k, units, sequences): GRU/LSTM hidden 64, RNN/LSTM hidden 256, RNN/GRU/LSTM hidden 1024
+        for (k, units, ns) in [(64usize, 256usize, 280usize), (320, 256, 256), (320, 1024, 256), (1152, 1024, 64), (1152, 3072, 64), (1152, 4096, 64)] {
+            let wt: Vec<F> = (0..k * units).map(|i| of(((i % 17) as f64 - 8.0) / 64.0)).collect();
+            let packed = Packed::for_units(&wt, k, units);
+            let z: Vec<F> = (0..ns * k).map(|i| of(((i % 13) as f64 - 6.0) / 32.0)).collect();
+            let bias: Vec<F> = vec![of(0.25); packed.up];
+            let rate = |run: &mut dyn FnMut(&mut [F])| {
+                let mut out = vec![of(0.0); ns * packed.up];
+                let mut best = f64::INFINITY;
+                for _ in 0..20 {
+                    let t0 = std::time::Instant::now();
+                    run(&mut out);
+                    best = best.min(t0.elapsed().as_secs_f64());
+                }
+                2.0 * (k * units * ns) as f64 / best / 1e9
+            };
+            let terms = [Term { w: &packed, z: &z, ldz: k }];
+            let tiles = rate(&mut |out| affine::<F>(&bias, &terms, ns, out, true));
+            #[cfg(target_arch = "x86_64")]
+            let (avx2, loops) = (
+                rate(&mut |out| x86::with_avx2_tiles(|| affine::<F>(&bias, &terms, ns, out, true))),
+                // SAFETY: `out` holds the ns rows; the CPU has AVX2 + FMA (this machine's tiers)
+                rate(&mut |out| unsafe { avx2_term::<F>(&terms[0], ns, out.as_mut_ptr(), true, 0..packed.up / packed.pw) }),
+            );
+            #[cfg(not(target_arch = "x86_64"))]
+            let (avx2, loops) = (0.0, 0.0);
+            eprintln!("{name} k {k} units {units} sequences {ns}: {tiles:.1} G flop/s (AVX2 tiles {avx2:.1}, AVX2 loops {loops:.1})");
+        }
     }
+    rates::<f32>("f32", |v| v as f32);
+    rates::<f64>("f64", |v| v);
 }
