@@ -251,7 +251,9 @@ def test_the_tracer_refuses_cell_networks_clearly(tmp_path):
        st.sampled_from(["f64", "f32", "bf16", "f16"]), st.integers(0, 2**32 - 1))
 def test_lockstep_batches_equal_single_runs_bit_for_bit(kind, h, n, b, dtype, seed):
     # batches of gated cells run in lock-step (rust/sim/cells/gated_batch.rs); every
-    # sequence must be bit for bit its own single run, with ragged lengths
+    # sequence must be bit for bit its own single run, with ragged lengths. A single run is
+    # a batch of one on the same kernel, so this checks blocking and lengths; the kernel
+    # against independent computations: test_cells_reference.py and the Rust tests.
     rng = np.random.default_rng(seed)
     r = lambda *s: rng.integers(-24, 25, size=s) / 8.0  # noqa: E731
     g = {"lstm": 4, "gru": 3, "doubling_lstm": 5}[kind]

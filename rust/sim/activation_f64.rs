@@ -128,11 +128,18 @@ fn two_prod<const FMA: bool>(a: f64, b: f64) -> (f64, f64) {
 /// Sterbenz), ql = remainder·(1/dh).
 #[inline(always)]
 pub(crate) fn div_dd<const FMA: bool>(nh: f64, nl: f64, dh: f64, dl: f64) -> (f64, f64) {
+    div_dd_and_inverse::<FMA>(nh, nl, dh, dl).0
+}
+
+/// `div_dd` and the reciprocal 1/dh it computed (for an error bound in terms of the
+/// denominator, without a second division).
+#[inline(always)]
+pub(crate) fn div_dd_and_inverse<const FMA: bool>(nh: f64, nl: f64, dh: f64, dl: f64) -> ((f64, f64), f64) {
     let inv = 1.0 / dh;
     let qh = nh * inv;
     let (p, pe) = two_prod::<FMA>(qh, dh);
     let rem = (((nh - p) - pe) + nl) - qh * dl;
-    fast_two_sum(qh, rem * inv)
+    (fast_two_sum(qh, rem * inv), inv)
 }
 
 /// For y ∈ [−680, 0]: n = round(y·512/ln 2) = 512k + j, and (2^k, n, T_j as (th, tl)).
@@ -307,7 +314,7 @@ const CHUNK: usize = 64;
 #[inline(always)]
 pub(crate) fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64]) {
     let (mut out, mut undecided) = ([0f64; CHUNK], [0u8; CHUNK]);
-    let (mut idx, mut rest, mut rest_out, mut rest_und) = ([0u8; CHUNK], [0f64; CHUNK], [0f64; CHUNK], [0u8; CHUNK]);
+    let (mut idx, mut rest, mut rest_out) = ([0u8; CHUNK], [0f64; CHUNK], [0f64; CHUNK]);
     for chunk in xs.chunks_mut(CHUNK) {
         let m = chunk.len();
         tier_pass::<FMA, QUICK>(f, chunk, &mut out[..m], &mut undecided[..m]);
@@ -320,8 +327,9 @@ pub(crate) fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64]) {
             for (r, &i) in rest[..n].iter_mut().zip(&idx[..n]) {
                 *r = chunk[usize::from(i)];
             }
-            tier_pass::<FMA, DOUBLE>(f, &rest[..n], &mut rest_out[..n], &mut rest_und[..n]);
-            for ((&i, &v), (&u, &x)) in idx[..n].iter().zip(&rest_out[..n]).zip(rest_und[..n].iter().zip(&rest[..n])) {
+            // (`undecided` is free again: `idx` holds the positions; it takes this tier's flags)
+            tier_pass::<FMA, DOUBLE>(f, &rest[..n], &mut rest_out[..n], &mut undecided[..n]);
+            for ((&i, &v), (&u, &x)) in idx[..n].iter().zip(&rest_out[..n]).zip(undecided[..n].iter().zip(&rest[..n])) {
                 out[usize::from(i)] = if u == 0 { v } else { exact(f, x) };
             }
         }
@@ -372,19 +380,19 @@ pub(crate) unsafe fn slice_avx2(f: Func, xs: &mut [f64]) {
 /// f(x) for one value: the tiers in turn, then, when undecided, the exact computation.
 #[inline(always)]
 fn one_body<const FMA: bool>(f: Func, x: f64) -> f64 {
-    let c = consts();
-    let (v, decided) = match f {
-        Func::Tanh => tanh_lane::<FMA, QUICK>(x, c),
-        Func::Sigmoid => sigmoid_lane::<FMA, QUICK>(x, c),
-    };
-    if decided {
-        return v;
+    fn lane<const FMA: bool, const TIER: bool>(f: Func, x: f64) -> (f64, bool) {
+        match f {
+            Func::Tanh => tanh_lane::<FMA, TIER>(x, consts()),
+            Func::Sigmoid => sigmoid_lane::<FMA, TIER>(x, consts()),
+        }
     }
-    let (v, decided) = match f {
-        Func::Tanh => tanh_lane::<FMA, DOUBLE>(x, c),
-        Func::Sigmoid => sigmoid_lane::<FMA, DOUBLE>(x, c),
-    };
-    if decided { v } else { exact(f, x) }
+    match lane::<FMA, QUICK>(f, x) {
+        (v, true) => v,
+        _ => match lane::<FMA, DOUBLE>(f, x) {
+            (v, true) => v,
+            _ => exact(f, x),
+        },
+    }
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -24,7 +24,7 @@
 //!   gives s·2^−60/(|m|·(2 + m)) + 2^−101 and Ziv's test uses twice that. Small a makes |m|
 //!   small and the bound wide: those values are the double-double tier's.
 
-use crate::sim::activation_f64::{div_dd, fast_two_sum, table_parts, Consts};
+use crate::sim::activation_f64::{div_dd, div_dd_and_inverse, fast_two_sum, table_parts, Consts};
 
 /// Ziv's bound of σ's first tier (twice the 2^−61 of the analysis).
 pub const ERR_SIGMOID: f64 = 1.0 / (1u128 << 60) as f64;
@@ -64,7 +64,7 @@ pub(crate) fn sigmoid_quick<const FMA: bool>(x: f64, c: &Consts) -> (f64, f64) {
 
 /// tanh(a) for a ∈ [2^−30, 20) as a pair, and Ziv's bound for it, absolute: the relative
 /// bound times |q| = |m|/(2 + m), that is ERR_TANH·s/(2 + m)² + ERR_TANH_FLOOR·|q| (the
-/// reciprocal of 2 + m is the one `div_dd` computes, so no second division).
+/// reciprocal of 2 + m is the one the division computed).
 #[inline(always)]
 pub(crate) fn tanh_quick<const FMA: bool>(a: f64, c: &Consts) -> ((f64, f64), f64) {
     let (scale, th, b) = exp_quick_parts::<FMA>(-2.0 * a, c);
@@ -78,7 +78,6 @@ pub(crate) fn tanh_quick<const FMA: bool>(a: f64, c: &Consts) -> ((f64, f64), f6
         (h, l + el * scale)
     };
     let (dh, dl) = fast_two_sum(2.0, mh);
-    let q = div_dd::<FMA>(-mh, -ml, dh, dl + ml);
-    let inv = 1.0 / dh;
+    let (q, inv) = div_dd_and_inverse::<FMA>(-mh, -ml, dh, dl + ml);
     (q, ERR_TANH * scale * inv * inv + ERR_TANH_FLOOR * q.0.abs())
 }
