@@ -22,13 +22,14 @@ FUNCS = {"tanh": cr.tanh, "sigmoid": cr.sigmoid}
 
 def _inputs() -> np.ndarray:
     """Values across the ranges of `rust/sim/activation_f64.rs`: tanh's shortcuts (|x| < 2^-30,
-    |x| >= 20), the table's reduction boundaries near ln2/1024, sigmoid's 40 / -680 / -746
-    thresholds and its subnormal results, signed zeros, huge values."""
+    |x| >= 20), the first tier's switch from tanh's odd series to e^(-2|x|) at 0.083, the
+    table's reduction boundaries near ln2/1024, sigmoid's 40 / -680 / -746 thresholds and its
+    subnormal results, signed zeros, huge values."""
     rng = np.random.default_rng(7)
-    edges = [2.0**-30, 20.0, 40.0, -680.0, -746.0, math.log(2) / 1024, math.log(2), 0.5]
+    edges = [2.0**-30, 0.083, 20.0, 40.0, -680.0, -746.0, math.log(2) / 1024, math.log(2), 0.5]
     near = [v for e in edges for s in (1, -1) for v in (s * e, np.nextafter(s * e, 0), np.nextafter(s * e, 2 * s * e))]
     return np.concatenate([
-        rng.uniform(-1, 1, 800), rng.uniform(-25, 25, 800), rng.uniform(-800, 50, 400),
+        rng.uniform(-1, 1, 800), rng.uniform(-0.1, 0.1, 200), rng.uniform(-25, 25, 800), rng.uniform(-800, 50, 400),
         rng.uniform(-1, 1, 200) * 2.0 ** rng.integers(-40, 0, 200), near,
         [0.0, -0.0, 5e-324, -5e-324, 1e-310, -720.5, 1e300, -1e300]]).astype(np.float64)
 

@@ -1,7 +1,7 @@
 //! The first tier of `activation_f64`: tanh and σ in fewer operations than the
 //! double-double evaluation, accurate to about 2^−61, then Ziv's test at a bound twice the
-//! analysis's. Values it cannot decide (about 1% of σ's; for tanh more near 0, up to a
-//! quarter at |x| ≈ 1/32 and all below 1/64) go to the double-double tier, and from there to
+//! analysis's. Values it cannot decide (about 1% of σ's and of tanh's, at most about 4% near
+//! |x| = 0.08, where tanh's two evaluations below meet) go to the double-double tier, and from there to
 //! the exact computation: the results are the correctly rounded values either way.
 //!
 //! * e^y for y ∈ [−680, 0] with `activation_f64`'s table (n = 512k + j, r = y − n·ln 2/512):
@@ -22,7 +22,17 @@
 //!   against s·2^−61 once k < −44). The relative error of −m/(2 + m) is
 //!   |δm|·2/(|m|·(2 + m)), and 2 + m ≥ 1 is a pair rounded below 2^−104, so the analysis
 //!   gives s·2^−60/(|m|·(2 + m)) + 2^−101 and Ziv's test uses twice that. Small a makes |m|
-//!   small and the bound wide: those values are the double-double tier's.
+//!   small and the bound wide (2^−61/a relative), so below a = [`TANH_SERIES_BELOW`] the odd
+//!   series is used instead:
+//! * tanh(a) = a + a³·P(a²) for a < 0.083, P = Σ c_i z^{i−1}, i = 1..8, the Taylor
+//!   coefficients of tanh (−1/3, 2/15, −17/315, …: truncation below 2^−76 relative at
+//!   a = 0.083, measured at 300 bits). z = a², a³ = a·z, corr = a³·P and P's Horner steps are
+//!   each rounded once or twice; c_1 = −1/3 is off by 2^−53.4 relative; the later steps'
+//!   errors are scaled by z ≤ 2^−7.1. So corr is within 4.8·2^−53 ≈ 2^−50.7 of a³·P
+//!   relative, and tanh(a) = fast_two_sum(a, corr) adds no error; relative to tanh(a) ≥
+//!   a(1 − z/3) that is at most 2^−50.7·1.006·z/3 ≤ z·2^−52.2, plus the truncation.
+//!   Ziv's test uses z·2^−51 + 2^−75 (twice that). The two bounds cross near a = 1/12:
+//!   2^−51·a² = 2^−62/a (s = ½ there).
 
 use crate::sim::activation_f64::{div_dd, div_dd_and_inverse, fast_two_sum, table_parts, Consts};
 
@@ -32,6 +42,25 @@ pub const ERR_SIGMOID: f64 = 1.0 / (1u128 << 60) as f64;
 pub const ERR_TANH: f64 = 1.0 / (1u128 << 59) as f64;
 /// The part of tanh's Ziv bound that does not scale with s (twice the analysis's 2^−101).
 pub const ERR_TANH_FLOOR: f64 = 1.0 / (1u128 << 100) as f64;
+/// Below this |x| tanh's first tier is the odd series (module doc).
+pub const TANH_SERIES_BELOW: f64 = 0.083;
+/// Ziv's bound of the series, relative, per unit of z = a² (twice the analysis's 2^−52.2).
+pub const ERR_TANH_SERIES: f64 = 1.0 / (1u128 << 51) as f64;
+/// The series' bound's constant part (twice its truncation, 2^−76).
+pub const ERR_TANH_SERIES_FLOOR: f64 = 1.0 / (1u128 << 75) as f64;
+
+/// tanh's Taylor coefficients c_1..c_8 of a^3, a^5, …, a^17: 2^{2n}(2^{2n} − 1)B_{2n}/(2n)!.
+#[allow(clippy::excessive_precision)]
+const TANH_SERIES: [f64; 8] = [
+    -1.0 / 3.0,
+    2.0 / 15.0,
+    -17.0 / 315.0,
+    62.0 / 2835.0,
+    -1382.0 / 155925.0,
+    21844.0 / 6081075.0,
+    -929569.0 / 638512875.0,
+    6404582.0 / 10854718875.0,
+];
 
 /// a·b + c: one FMA when `FMA`, else a product and a sum (both within the error budget).
 #[inline(always)]
@@ -62,11 +91,33 @@ pub(crate) fn sigmoid_quick<const FMA: bool>(x: f64, c: &Consts) -> (f64, f64) {
     div_dd::<FMA>(nh, nl, dh, dl + el)
 }
 
-/// tanh(a) for a ∈ [2^−30, 20) as a pair, and Ziv's bound for it, absolute: the relative
-/// bound times |q| = |m|/(2 + m), that is ERR_TANH·s/(2 + m)² + ERR_TANH_FLOOR·|q| (the
-/// reciprocal of 2 + m is the one the division computed).
+/// tanh(a) = a + a³·P(a²) for a < [`TANH_SERIES_BELOW`] as a pair, and its absolute Ziv
+/// bound (ERR_TANH_SERIES·a² + ERR_TANH_SERIES_FLOOR)·a, a ≥ |tanh a| (module doc).
+#[inline(always)]
+fn tanh_series<const FMA: bool>(a: f64) -> ((f64, f64), f64) {
+    let z = a * a;
+    let mut p = TANH_SERIES[7];
+    for &ci in TANH_SERIES[..7].iter().rev() {
+        p = fmadd::<FMA>(p, z, ci);
+    }
+    (fast_two_sum(a, (a * z) * p), (ERR_TANH_SERIES * z + ERR_TANH_SERIES_FLOOR) * a)
+}
+
+/// tanh(a) for a ∈ [2^−30, 20) as a pair, and Ziv's bound for it, absolute. From a =
+/// [`TANH_SERIES_BELOW`] on: the relative bound times |q| = |m|/(2 + m), that is
+/// ERR_TANH·s/(2 + m)² + ERR_TANH_FLOOR·|q| (the reciprocal of 2 + m is the one the division
+/// computed); below, the series' (`tanh_series`). Both are evaluated, then one is selected
+/// (branch-free, so the lanes stay vectorised).
 #[inline(always)]
 pub(crate) fn tanh_quick<const FMA: bool>(a: f64, c: &Consts) -> ((f64, f64), f64) {
+    let series = tanh_series::<FMA>(a);
+    let by_exp = tanh_by_exp::<FMA>(a, c);
+    if a < TANH_SERIES_BELOW { series } else { by_exp }
+}
+
+/// tanh(a) = −m/(2 + m), m = e^{−2a} − 1, and its bound (see `tanh_quick`).
+#[inline(always)]
+fn tanh_by_exp<const FMA: bool>(a: f64, c: &Consts) -> ((f64, f64), f64) {
     let (scale, th, b) = exp_quick_parts::<FMA>(-2.0 * a, c);
     let (mh, ml) = if scale >= 0.5 {
         // k ∈ {0, −1}: 2^k·((th − 2^−k) + B), th − 2^−k exact
