@@ -21,7 +21,8 @@
 //! arithmetic instructions are one-line `asm!` blocks on `__m512i` registers; loads, stores
 //! and conversions are stable intrinsics.
 
-use super::x86::{drive, Ops};
+use super::x86::{drive_terms, Ops};
+use super::MAX_TERMS;
 use super::Packed;
 use std::arch::asm;
 use std::arch::x86_64::*;
@@ -117,47 +118,92 @@ pub(super) fn repack(p: &Packed<f32>) -> Packed<u16> {
 }
 
 thread_local! {
-    /// Per-thread binary16 copies of the block's z rows and acc rows.
+    /// Per-thread binary16 copies of the block's z rows (every term's) and acc rows.
     static SCRATCH: RefCell<(Vec<u16>, Vec<u16>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// `tile_kernel::accumulate` for f16 in native arithmetic (see the module doc); `p` is the
-/// f32-lane packing, whose binary16 repacking is built on first use.
+/// `tile_kernel::accumulate` for f16 in native arithmetic: `affine` with one term and no
+/// bias (the tests' entry; the kernel calls `affine`).
+#[cfg(test)]
 pub(super) fn accumulate(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32], fma: bool) {
+    affine(None, &[(p, z, ldz)], ns, acc, fma)
+}
+
+/// `tile_kernel::affine` (from the `bias` row) or `accumulate` (bias None: from acc) for f16
+/// in native arithmetic (see the module doc), every term in one pass: acc is converted to
+/// binary16 once, runs through the terms in order in the tiles (from the bias to the last
+/// term, as the f32-lane tiles do) and is converted back once. The terms' `Packed` are the
+/// f32-lane packings, whose binary16 repackings are built on first use.
+pub(super) fn affine(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], ns: usize, acc: &mut [f32], fma: bool) {
     debug_assert!(available());
-    let h = p.f16.get_or_init(|| Box::new(repack(p)));
+    let Some(&(p0, ..)) = terms.first() else { return };
+    let packed: Vec<&Packed<u16>> = terms.iter().map(|(p, ..)| &**p.f16.get_or_init(|| Box::new(repack(p)))).collect();
+    let (up, uh) = (p0.up, packed[0].up);
+    assert!(terms.iter().zip(&packed).all(|((p, ..), h)| p.up == up && h.up == uh && h.pw == packed[0].pw));
+    assert!(acc.len() >= ns * up && bias.is_none_or(|b| b.len() == up));
     SCRATCH.with(|cell| {
         let mut guard = cell.borrow_mut();
         let (z16, a16) = &mut *guard;
-        z16.resize(ns * p.k, 0);
-        a16.resize(ns * h.up, 0);
+        z16.resize(ns * terms.iter().map(|(p, ..)| p.k).sum::<usize>(), 0);
+        a16.resize(ns * uh, 0);
         // SAFETY: `available()` (the caller checks it); slice bounds are checked by indexing.
-        unsafe { run(h, p.up, z, ldz, ns, acc, z16, a16, fma) }
+        unsafe { run(bias, terms, &packed, ns, acc, z16, a16, fma) }
     })
 }
 
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512fp16,avx2,avx")]
-unsafe fn run(h: &Packed<u16>, up: usize, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32], z16: &mut [u16], a16: &mut [u16], fma: bool) {
-    let (k, uh) = (h.k, h.up);
+unsafe fn run(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], packed: &[&Packed<u16>], ns: usize, acc: &mut [f32], z16: &mut [u16], a16: &mut [u16], fma: bool) {
+    let (up, uh) = (terms[0].0.up, packed[0].up);
     debug_assert!(up <= uh);
-    for s in 0..ns {
-        to_bits(&z[s * ldz..s * ldz + k], &mut z16[s * k..(s + 1) * k]);
-        to_bits(&acc[s * up..(s + 1) * up], &mut a16[s * uh..s * uh + up]);
-        a16[s * uh + up..(s + 1) * uh].fill(0);
+    // acc rows (from the bias row, or from acc), zero-padded to the binary16 stride
+    if let Some(b) = bias {
+        to_bits(b, &mut a16[..up]);
+        a16[up..uh].fill(0);
+        for s in 1..ns {
+            a16.copy_within(0..uh, s * uh);
+        }
+    } else {
+        for s in 0..ns {
+            to_bits(&acc[s * up..(s + 1) * up], &mut a16[s * uh..s * uh + up]);
+            a16[s * uh + up..(s + 1) * uh].fill(0);
+        }
     }
-    match (h.pw == L, fma) {
-        (true, false) => drive::<F16, 1, false>(h, z16, k, ns, a16),
-        (false, false) => drive::<F16, 2, false>(h, z16, k, ns, a16),
-        (true, true) => drive::<F16, 1, true>(h, z16, k, ns, a16),
-        (false, true) => drive::<F16, 2, true>(h, z16, k, ns, a16),
+    // each term's z rows, packed at stride k
+    let mut spans = Vec::with_capacity(terms.len());
+    let mut at = 0;
+    for &(p, z, ldz) in terms {
+        let k = p.k;
+        for s in 0..ns {
+            to_bits(&z[s * ldz..s * ldz + k], &mut z16[at + s * k..at + (s + 1) * k]);
+        }
+        spans.push((at, k));
+        at += ns * k;
+    }
+    let t16: Vec<(&Packed<u16>, &[u16], usize)> = packed.iter().zip(&spans).filter(|(_, &(_, k))| k > 0).map(|(&h, &(at, k))| (h, &z16[at..at + ns * k], k)).collect();
+    // (the tiles take at most MAX_TERMS terms per pass; more continue from the rows in a16)
+    for group in t16.chunks(MAX_TERMS) {
+        let (all, ap) = (0..uh / packed[0].pw, a16.as_mut_ptr());
+        match (packed[0].pw == L, fma) {
+            (true, false) => drive_terms::<F16, 1, false>(None, group, ns, ap, None, all),
+            (false, false) => drive_terms::<F16, 2, false>(None, group, ns, ap, None, all),
+            (true, true) => drive_terms::<F16, 1, true>(None, group, ns, ap, None, all),
+            (false, true) => drive_terms::<F16, 2, true>(None, group, ns, ap, None, all),
+        }
     }
     for s in 0..ns {
         from_bits(&a16[s * uh..s * uh + up], &mut acc[s * up..(s + 1) * up]);
     }
 }
 
-/// dst = the binary16 bits of src (f32 values on the f16 grid: exact).
+/// Lane mask of the first `m` of 16 lanes.
+#[inline(always)]
+fn first(m: usize) -> u16 {
+    ((1u32 << m) - 1) as u16
+}
+
+/// dst = the binary16 bits of src (f32 values on the f16 grid: exact); the tail of fewer
+/// than 16 values by masked loads and stores.
 #[inline(always)]
 unsafe fn to_bits(src: &[f32], dst: &mut [u16]) {
     assert_eq!(src.len(), dst.len());
@@ -166,12 +212,14 @@ unsafe fn to_bits(src: &[f32], dst: &mut [u16]) {
         let v = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm512_loadu_ps(src.as_ptr().add(i)));
         _mm256_storeu_si256(dst.as_mut_ptr().add(i).cast(), v);
     }
-    for i in full..n {
-        dst[i] = bits(src[i]);
+    if full < n {
+        let m = first(n - full);
+        let v = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm512_maskz_loadu_ps(m, src.as_ptr().add(full)));
+        _mm256_mask_storeu_epi16(dst.as_mut_ptr().add(full).cast(), m, v);
     }
 }
 
-/// dst = the f32 values of the binary16 bits src (exact).
+/// dst = the f32 values of the binary16 bits src (exact); the tail masked as in `to_bits`.
 #[inline(always)]
 unsafe fn from_bits(src: &[u16], dst: &mut [f32]) {
     assert_eq!(src.len(), dst.len());
@@ -180,8 +228,10 @@ unsafe fn from_bits(src: &[u16], dst: &mut [f32]) {
         let v = _mm512_cvtph_ps(_mm256_loadu_si256(src.as_ptr().add(i).cast()));
         _mm512_storeu_ps(dst.as_mut_ptr().add(i), v);
     }
-    for i in full..n {
-        dst[i] = half::f16::from_bits(src[i]).to_f32();
+    if full < n {
+        let m = first(n - full);
+        let v = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, src.as_ptr().add(full).cast()));
+        _mm512_mask_storeu_ps(dst.as_mut_ptr().add(full), m, v);
     }
 }
 

@@ -471,12 +471,6 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     }
 }
 
-/// acc += z · Wᵀ for one term, every panel (the f16 tile's entry).
-#[inline(always)]
-pub(super) unsafe fn drive<O: Ops, const N: usize, const FUSED: bool>(p: &Packed<O::C>, z: &[O::C], ldz: usize, ns: usize, acc: &mut [O::C]) {
-    drive_terms::<O, N, FUSED>(None, &[(p, z, ldz)], ns, acc.as_mut_ptr(), None, 0..p.up / p.pw)
-}
-
 
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 unsafe fn drive_avx512<O: Ops>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, ns: usize, acc: *mut O::C, gates: Option<GateStore<O::C>>, fma: bool, panels: Range<usize>) {
@@ -521,12 +515,8 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
     if native_f16 {
         // SAFETY: the whole of `acc` (all panels) is the caller's for the call.
         let acc = std::slice::from_raw_parts_mut(acc.cast::<f32>(), ns * terms[0].w.up);
-        if let Some(b) = bias {
-            crate::sim::block_io::fill_rows(acc, cast_slice(b));
-        }
-        for t in terms.iter().filter(|t| t.w.k > 0) {
-            super::tile_f16::accumulate(cast(t.w), cast_slice(t.z), t.ldz, ns, acc, fma);
-        }
+        let t32: Vec<(&Packed<f32>, &[f32], usize)> = terms.iter().map(|t| (cast(t.w), cast_slice(t.z), t.ldz)).collect();
+        super::tile_f16::affine(bias.map(cast_slice), &t32, ns, acc, fma);
         return Some(());
     }
     let pw = terms.first()?.w.pw;
