@@ -15,7 +15,9 @@ use crate::sim::ziv::Func;
 use half::{bf16, f16};
 
 /// A hardware float the kernel computes in.
-pub trait Lane: Copy + Send + Sync + PartialOrd + std::fmt::Debug + std::ops::Neg<Output = Self> + 'static {
+pub trait Lane:
+    Copy + Send + Sync + PartialOrd + std::fmt::Debug + std::ops::Neg<Output = Self> + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + 'static
+{
     const ZERO: Self;
     const ONE: Self;
     const MINUS_ONE: Self;
@@ -92,6 +94,13 @@ pub trait LaneFormat: Float {
             .to_lane()
         });
     }
+    /// Every value of `v` rounded to the format, in place: `add_l(a, b)` is this applied to
+    /// the hardware a + b, `mul_l` to a · b (f16, bf16: the f32 operation, then the rounding;
+    /// f32, f64: nothing to do). So an operation over a slice, then this, gives `add_l` /
+    /// `mul_l` element by element, with the rounding vectorised on its own
+    /// (`cells::gated_pointwise`).
+    #[inline(always)]
+    fn round_lanes(_v: &mut [Self::C]) {}
     /// `from_lane` over a slice (exact). In fixed chunks of 8, so that short rows are
     /// copied inline rather than by a call; the half formats override it with bulk
     /// conversions.
@@ -187,6 +196,15 @@ impl LaneFormat for f16 {
     }
     #[inline(always)]
     fn add_l(a: f32, b: f32) -> f32 { round_f16_in_f32(a + b) }
+    /// The hardware conversion to binary16 and back with AVX-512 (`simd_round::round_f16`).
+    fn round_lanes(v: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::sim::cpu::avx512() {
+            // SAFETY: the CPU has AVX-512 (checked).
+            return unsafe { round_lanes_avx512::<false>(v) };
+        }
+        v.iter_mut().for_each(|x| *x = round_f16_in_f32(*x));
+    }
     #[inline(always)]
     fn mul_l(a: f32, b: f32) -> f32 { round_f16_in_f32(a * b) }
     #[inline(always)]
@@ -212,6 +230,14 @@ impl LaneFormat for bf16 {
     }
     #[inline(always)]
     fn add_l(a: f32, b: f32) -> f32 { round_bf16_in_f32(a + b) }
+    fn round_lanes(v: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::sim::cpu::avx512() {
+            // SAFETY: the CPU has AVX-512 (checked).
+            return unsafe { round_lanes_avx512::<true>(v) };
+        }
+        v.iter_mut().for_each(|x| *x = round_bf16_in_f32(*x));
+    }
     #[inline(always)]
     fn mul_l(a: f32, b: f32) -> f32 { round_bf16_in_f32(a * b) }
     #[inline(always)]
@@ -220,6 +246,16 @@ impl LaneFormat for bf16 {
     fn sigmoid_l(x: f32) -> f32 { half_tables::one(Func::Sigmoid, BinaryFormat::BF16, x) }
     fn tanh_slice(v: &mut [f32]) { half_tables::apply(Func::Tanh, BinaryFormat::BF16, v) }
     fn sigmoid_slice(v: &mut [f32]) { half_tables::apply(Func::Sigmoid, BinaryFormat::BF16, v) }
+}
+
+/// `simd_round::round_slice` compiled for AVX-512 (bf16 when `BF`, else f16).
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn round_lanes_avx512<const BF: bool>(v: &mut [f32]) {
+    crate::sim::simd_round::round_slice::<BF>(v)
 }
 
 #[cfg(test)]
@@ -244,6 +280,31 @@ mod tests {
             let (wh, wb) = (<f16 as LaneFormat>::from_lane(h[i]), <bf16 as LaneFormat>::from_lane(b[i]));
             assert!(dh[i].to_bits() == wh.to_bits() || (dh[i].is_nan() && wh.is_nan()), "f16 {:e}", h[i]);
             assert!(db[i].to_bits() == wb.to_bits() || (db[i].is_nan() && wb.is_nan()), "bf16 {:e}", b[i]);
+        }
+    }
+
+    #[test]
+    fn round_lanes_equals_the_rounding_of_each_value() {
+        let mut s = 0x05ee_d0f1_a4e5_u64;
+        let mut src = Vec::new();
+        for i in 0..4_000u32 {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let bits = (s >> 32) as u32;
+            // half of them near the f16 range (subnormals, overflow), the rest anywhere
+            src.push(f32::from_bits(if i % 2 == 0 { (bits & 0x87ff_ffff) | 0x3000_0000 } else { bits }));
+        }
+        src.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 65504.0, 65520.0, 6e-8, 2.9802322e-8, -1e-40]);
+        for len in [0, 1, 15, 16, 17, 33, src.len()] {
+            let (mut h, mut b, mut s32) = (src[..len].to_vec(), src[..len].to_vec(), src[..len].to_vec());
+            <f16 as LaneFormat>::round_lanes(&mut h);
+            <bf16 as LaneFormat>::round_lanes(&mut b);
+            <f32 as LaneFormat>::round_lanes(&mut s32);
+            for i in 0..len {
+                let (wh, wb) = (round_f16_in_f32(src[i]), round_bf16_in_f32(src[i]));
+                assert!(h[i].to_bits() == wh.to_bits() || (h[i].is_nan() && wh.is_nan()), "f16 {:e}: {:e} vs {wh:e}", src[i], h[i]);
+                assert!(b[i].to_bits() == wb.to_bits() || (b[i].is_nan() && wb.is_nan()), "bf16 {:e}", src[i]);
+                assert!(s32[i].to_bits() == src[i].to_bits(), "f32 values are kept");
+            }
         }
     }
 

@@ -15,13 +15,20 @@
 //!
 //! so σ is one call over ns·3H (or 4H) values and the candidate function one over ns·H.
 //! The states h and c are ns × H rows, so c' = f·c + i·g and h' = o·act(c') (GRU:
-//! h' = n + z·(h + (−n))) are one flat loop over the block. Sequences that have finished
+//! h' = n + z·(h + (−n))) are flat passes over the block. Sequences that have finished
 //! (`active` false) are computed and not stored: their h and c stay.
+//!
+//! Each operation is one pass over its rows: the hardware operation on the lane values, then
+//! the format's rounding of the whole row (`LaneFormat::round_lanes`), which is `add_l` /
+//! `mul_l` element by element (nothing for f32 and f64; for f16 with AVX-512 the conversion
+//! to binary16 and back, two instructions per 16 values where the bit rounding of one value
+//! at a time takes about fourteen). The passes are plain loops, not closures, so that they
+//! are compiled with the AVX-512 or AVX2 features of the function that calls the body.
 
 use crate::num::scalar::Scalar;
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::float_batch::activate;
-use crate::sim::lanes::LaneFormat;
+use crate::sim::lanes::{Lane, LaneFormat};
 
 /// The rows of one layer's gate affine maps for a block of `ns` sequences.
 pub struct GateRows<'a, C> {
@@ -70,20 +77,59 @@ fn add_gates<F: LaneFormat>(rows: &GateRows<'_, F::C>, hsz: usize, map: &[(usize
         let (gi, gh) = (&rows.gi[s * rows.stride_i..], &rows.gh[s * rows.stride_h..]);
         for &(r, q) in map {
             let dst = &mut pre[r * hs + s * hsz..r * hs + (s + 1) * hsz];
-            for ((d, &a), &b) in dst.iter_mut().zip(&gi[q * hsz..(q + 1) * hsz]).zip(&gh[q * hsz..(q + 1) * hsz]) {
-                *d = F::add_l(a, b);
-            }
+            raw2::<F::C, ADD>(dst, &gi[q * hsz..(q + 1) * hsz], &gh[q * hsz..(q + 1) * hsz]);
         }
+    }
+    // (the regions 0..map.len() are those written, in one rounding pass)
+    F::round_lanes(&mut pre[..map.len() * hs]);
+}
+
+/// The element ranges of the active sequences (one range when all are).
+#[inline(always)]
+fn active_ranges(ns: usize, hsz: usize, active: Option<&[bool]>) -> Vec<std::ops::Range<usize>> {
+    match active {
+        None => std::iter::once(0..ns * hsz).collect(),
+        Some(a) => (0..ns).filter(|&s| a[s]).map(|s| s * hsz..(s + 1) * hsz).collect(),
     }
 }
 
-/// Calls `f` on the element ranges of the active sequences (one range when all are).
+/// The lane operations of the passes: a + b, a · b, a + (−b) (IEEE's a − b).
+const ADD: u8 = 0;
+const MUL: u8 = 1;
+const ADD_NEG: u8 = 2;
+
+/// The hardware operation `OP` of two lane values (rounded to the lane type only).
 #[inline(always)]
-fn for_active(ns: usize, hsz: usize, active: Option<&[bool]>, mut f: impl FnMut(std::ops::Range<usize>)) {
-    match active {
-        None => f(0..ns * hsz),
-        Some(a) => (0..ns).filter(|&s| a[s]).for_each(|s| f(s * hsz..(s + 1) * hsz)),
+fn lane_op<C: Lane, const OP: u8>(a: C, b: C) -> C {
+    match OP {
+        ADD => a + b,
+        MUL => a * b,
+        _ => a + (-b),
     }
+}
+
+/// dst[j] = a[j] OP b[j] in the lane type, not yet rounded to the format.
+#[inline(always)]
+fn raw2<C: Lane, const OP: u8>(dst: &mut [C], a: &[C], b: &[C]) {
+    for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+        *d = lane_op::<C, OP>(x, y);
+    }
+}
+
+/// dst[j] = a[j] OP b[j] rounded to F: `F::add_l` / `F::mul_l` element by element.
+#[inline(always)]
+fn op2<F: LaneFormat, const OP: u8>(dst: &mut [F::C], a: &[F::C], b: &[F::C]) {
+    raw2::<F::C, OP>(dst, a, b);
+    F::round_lanes(dst);
+}
+
+/// d[j] = d[j] OP b[j] rounded to F, in place.
+#[inline(always)]
+fn op_in_place<F: LaneFormat, const OP: u8>(d: &mut [F::C], b: &[F::C]) {
+    for (d, &y) in d.iter_mut().zip(b) {
+        *d = lane_op::<F::C, OP>(*d, y);
+    }
+    F::round_lanes(d);
 }
 
 /// One tick of an LSTM or Doubling-LSTM layer for the block: h, c (ns × H) updated in place.
@@ -135,35 +181,30 @@ fn lstm_block_body<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_,
     activate::<F>(g.candidate, &mut pre[nsig * hs..(nsig + 1) * hs]);
     let (sig, cand) = pre.split_at_mut(nsig * hs);
     let cand = &mut cand[..hs];
-    let (i, rest) = sig.split_at(hs);
-    let (f, rest) = rest.split_at(hs);
-    let (f2, o) = if double { rest.split_at(hs) } else { (&rest[..0], rest) };
-    let (add, mul) = (F::add_l, F::mul_l);
-    // c' = (f·c) + (i·g), kept also in the candidate region for act(c')
-    for_active(ns, hsz, active, |r| {
-        let (c, g, i, f) = (&mut c[r.clone()], &mut cand[r.clone()], &i[r.clone()], &f[r.clone()]);
+    let (i, rest) = sig.split_at_mut(hs);
+    let (f, rest) = rest.split_at_mut(hs);
+    let (f2, o) = if double { rest.split_at_mut(hs) } else { rest.split_at_mut(0) };
+    let ranges = active_ranges(ns, hsz, active);
+    // c' = (f·c) + (i·g) (Doubling: ((f + f²)·c) + (i·g)), kept also in the candidate
+    // region for act(c'); each product and sum rounded (IEEE + and · commute)
+    for r in ranges.iter().cloned() {
+        let (c, ig) = (&mut c[r.clone()], &mut cand[r.clone()]);
         if double {
-            let f2 = &f2[r];
-            for ((((c, g), &i), &f), &f2) in c.iter_mut().zip(g.iter_mut()).zip(i).zip(f).zip(f2) {
-                let cn = add(mul(add(f, f2), *c), mul(i, *g));
-                *c = cn;
-                *g = cn;
-            }
+            let f2 = &mut f2[r.clone()];
+            op_in_place::<F, ADD>(f2, &f[r.clone()]);
+            op_in_place::<F, MUL>(c, f2);
         } else {
-            for (((c, g), &i), &f) in c.iter_mut().zip(g.iter_mut()).zip(i).zip(f) {
-                let cn = add(mul(f, *c), mul(i, *g));
-                *c = cn;
-                *g = cn;
-            }
+            op_in_place::<F, MUL>(c, &f[r.clone()]);
         }
-    });
+        op_in_place::<F, MUL>(ig, &i[r]);
+        op_in_place::<F, ADD>(c, ig);
+        ig.copy_from_slice(c);
+    }
     activate::<F>(g.output, cand);
     // h' = o · act(c')
-    for_active(ns, hsz, active, |r| {
-        for ((h, &o), &a) in h[r.clone()].iter_mut().zip(&o[r.clone()]).zip(&cand[r]) {
-            *h = mul(o, a);
-        }
-    });
+    for r in ranges {
+        op2::<F, MUL>(&mut h[r.clone()], &o[r.clone()], &cand[r]);
+    }
 }
 
 /// One tick of a GRU layer for the block: h (ns × H) updated in place. `added`: the tiles
@@ -199,7 +240,6 @@ unsafe fn gru_block_avx2<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRo
 fn gru_block_body<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     let (hsz, ns) = (g.hidden, rows.ns);
     let hs = ns * hsz;
-    let (add, mul) = (F::add_l, F::mul_l);
     if !added {
         add_gates::<F>(rows, hsz, added_gates(g.kind), pre);
     }
@@ -208,18 +248,24 @@ fn gru_block_body<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, 
     let n = &mut n[..hs];
     // n = act(gi_n + (r·gh_n))
     for s in 0..ns {
-        let (gi, gh) = (&rows.gi[s * rows.stride_i + 2 * hsz..][..hsz], &rows.gh[s * rows.stride_h + 2 * hsz..][..hsz]);
-        let r = &rz[s * hsz..(s + 1) * hsz];
-        for (((d, &a), &b), &r) in n[s * hsz..(s + 1) * hsz].iter_mut().zip(gi).zip(gh).zip(r) {
-            *d = add(a, mul(r, b));
+        let gh = &rows.gh[s * rows.stride_h + 2 * hsz..][..hsz];
+        raw2::<F::C, MUL>(&mut n[s * hsz..(s + 1) * hsz], &rz[s * hsz..(s + 1) * hsz], gh);
+    }
+    F::round_lanes(n);
+    for s in 0..ns {
+        let d = &mut n[s * hsz..(s + 1) * hsz];
+        for (d, &a) in d.iter_mut().zip(&rows.gi[s * rows.stride_i + 2 * hsz..][..hsz]) {
+            *d = *d + a;
         }
     }
+    F::round_lanes(n);
     activate::<F>(g.candidate, n);
     let z = &rz[hs..];
     // h' = n + (z·(h + (−n)))
-    for_active(ns, hsz, active, |r| {
-        for ((h, &z), &n) in h[r.clone()].iter_mut().zip(&z[r.clone()]).zip(&n[r]) {
-            *h = add(n, mul(z, add(*h, -n)));
-        }
-    });
+    for r in active_ranges(ns, hsz, active) {
+        let h = &mut h[r.clone()];
+        op_in_place::<F, ADD_NEG>(h, &n[r.clone()]);
+        op_in_place::<F, MUL>(h, &z[r.clone()]);
+        op_in_place::<F, ADD>(h, &n[r]);
+    }
 }
