@@ -39,6 +39,11 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn from_f32_rounded(v: f32) -> Self {
         Self::from_f64_rounded(f64::from(v))
     }
+    /// `from_f32_rounded` over a slice (the half formats override it with `half`'s bulk
+    /// conversions, vectorised: the same values).
+    fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> {
+        v.iter().map(|&x| Self::from_f32_rounded(x)).collect()
+    }
     fn to_f64(self) -> f64;
     /// The exact value (None for ±∞ and NaN).
     fn to_rational(self) -> Option<Rational> {
@@ -143,6 +148,12 @@ impl Float for f16 {
     fn from_f64_rounded(v: f64) -> Self { f16::from_f64(round_f64_in(v, BinaryFormat::F16)) }
     #[inline(always)]
     fn from_f32_rounded(v: f32) -> Self { f16::from_f32(v) }
+    fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> {
+        use half::slice::HalfFloatSliceExt;
+        let mut out = vec![f16::ZERO; v.len()];
+        out.convert_from_f32_slice(v);
+        out
+    }
     fn to_f64(self) -> f64 { f16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { f16::from_f32(self.to_f32() + o.to_f32()) }
@@ -160,6 +171,12 @@ impl Float for bf16 {
     fn from_f64_rounded(v: f64) -> Self { bf16::from_f64(round_f64_in(v, BinaryFormat::BF16)) }
     #[inline(always)]
     fn from_f32_rounded(v: f32) -> Self { bf16::from_f32(v) }
+    fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> {
+        use half::slice::HalfFloatSliceExt;
+        let mut out = vec![bf16::ZERO; v.len()];
+        out.convert_from_f32_slice(v);
+        out
+    }
     fn to_f64(self) -> f64 { bf16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { bf16::from_f32(self.to_f32() + o.to_f32()) }
@@ -190,6 +207,15 @@ mod tests {
             let x = if x.is_nan() { 0.5 } else { x };
             assert_eq!(f16::from_f32_rounded(x).to_bits(), <f16 as Float>::from_f64_rounded(f64::from(x)).to_bits(), "f16 {x:e}");
             assert_eq!(bf16::from_f32_rounded(x).to_bits(), <bf16 as Float>::from_f64_rounded(f64::from(x)).to_bits(), "bf16 {x:e}");
+        }
+        // the bulk conversions give the same bits, NaNs included (odd lengths: their tails)
+        xs.extend([f32::NAN, -f32::NAN, f32::from_bits(0x7fa0_0001), f32::INFINITY, f32::NEG_INFINITY]);
+        for len in [xs.len(), 7, 1] {
+            let (h, b) = (f16::from_f32_slice_rounded(&xs[..len]), bf16::from_f32_slice_rounded(&xs[..len]));
+            for (i, &x) in xs[..len].iter().enumerate() {
+                assert_eq!(h[i].to_bits(), f16::from_f32_rounded(x).to_bits(), "bulk f16 {x:e}");
+                assert_eq!(b[i].to_bits(), bf16::from_f32_rounded(x).to_bits(), "bulk bf16 {x:e}");
+            }
         }
     }
 

@@ -188,7 +188,7 @@ impl Tensor {
     pub fn to_format<F: Float>(&self) -> Vec<F> {
         match &self.values {
             Values::F64(v) => v.iter().map(|&x| F::from_f64_rounded(x)).collect(),
-            Values::F32(v) => v.iter().map(|&x| F::from_f32_rounded(x)).collect(),
+            Values::F32(v) => F::from_f32_slice_rounded(v),
             Values::Exact(v) => v.iter().map(F::from_rational).collect(),
         }
     }
@@ -199,7 +199,10 @@ impl Tensor {
         match self.values {
             Values::F64(v) => reuse_or_map(v, F::from_f64_rounded),
             // an f32 is an f64 exactly; one rounding to F, as from the float64 form
-            Values::F32(v) => reuse_or_map(v, F::from_f32_rounded),
+            Values::F32(v) => match (Box::new(v) as Box<dyn Any>).downcast::<Vec<F>>() {
+                Ok(same) => *same,
+                Err(v) => F::from_f32_slice_rounded(&v.downcast::<Vec<f32>>().expect("f32 values")),
+            },
             Values::Exact(v) => v.iter().map(F::from_rational).collect(),
         }
     }

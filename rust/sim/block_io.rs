@@ -26,7 +26,7 @@ pub fn lane_inputs<F: LaneFormat>(xs: &[F]) -> Cow<'_, [F::C]> {
         // SAFETY: F and F::C are the same type (checked above).
         Cow::Borrowed(unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<F::C>(), xs.len()) })
     } else {
-        Cow::Owned(xs.iter().map(|v| v.to_lane()).collect())
+        Cow::Owned(F::to_lanes(xs))
     }
 }
 

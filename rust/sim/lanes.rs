@@ -101,6 +101,10 @@ pub trait LaneFormat: Float {
     /// (`cells::gated_pointwise`).
     #[inline(always)]
     fn round_lanes(_v: &mut [Self::C]) {}
+    /// `to_lane` over a slice (exact); f16 overrides it with `half`'s bulk conversion.
+    fn to_lanes(src: &[Self]) -> Vec<Self::C> {
+        src.iter().map(|v| v.to_lane()).collect()
+    }
     /// `from_lane` over a slice (exact). In fixed chunks of 8, so that short rows are
     /// copied inline rather than by a call; the half formats override it with bulk
     /// conversions.
@@ -188,6 +192,13 @@ impl LaneFormat for f16 {
     fn to_lane(self) -> f32 { self.to_f32() }
     #[inline(always)]
     fn from_lane(c: f32) -> f16 { f16::from_f32(c) }
+    /// `half`'s slice conversion (F16C `vcvtph2ps` when the CPU has it; exact).
+    fn to_lanes(src: &[f16]) -> Vec<f32> {
+        use half::slice::HalfFloatSliceExt;
+        let mut out = vec![0f32; src.len()];
+        src.convert_to_f32_slice(&mut out);
+        out
+    }
     /// `half`'s slice conversion (F16C `vcvtps2ph` when the CPU has it; exact on the grid).
     fn from_lanes(dst: &mut [f16], src: &[f32]) {
         use half::slice::HalfFloatSliceExt;
@@ -276,6 +287,11 @@ mod tests {
         let (mut dh, mut db) = (vec![f16::ZERO; h.len()], vec![bf16::ZERO; b.len()]);
         <f16 as LaneFormat>::from_lanes(&mut dh, &h);
         <bf16 as LaneFormat>::from_lanes(&mut db, &b);
+        let (back_h, back_b) = (<f16 as LaneFormat>::to_lanes(&dh), <bf16 as LaneFormat>::to_lanes(&db));
+        for i in 0..h.len() {
+            assert!(back_h[i].to_bits() == dh[i].to_f32().to_bits() || back_h[i].is_nan() && dh[i].is_nan(), "f16 to_lanes {:e}", h[i]);
+            assert!(back_b[i].to_bits() == db[i].to_f32().to_bits() || back_b[i].is_nan() && db[i].is_nan(), "bf16 to_lanes {:e}", b[i]);
+        }
         for i in 0..h.len() {
             let (wh, wb) = (<f16 as LaneFormat>::from_lane(h[i]), <bf16 as LaneFormat>::from_lane(b[i]));
             assert!(dh[i].to_bits() == wh.to_bits() || (dh[i].is_nan() && wh.is_nan()), "f16 {:e}", h[i]);

@@ -160,8 +160,14 @@ unsafe fn run(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], pac
     if let Some(b) = bias {
         to_bits(b, &mut a16[..up]);
         a16[up..uh].fill(0);
+        // (vector copies of the 64-byte pieces: a `copy_within` per row was a libc memmove
+        // call per sequence per tick)
+        assert!(uh % L == 0 && a16.len() >= ns * uh);
+        let p = a16.as_mut_ptr();
         for s in 1..ns {
-            a16.copy_within(0..uh, s * uh);
+            for j in (0..uh).step_by(L) {
+                _mm512_storeu_si512(p.add(s * uh + j).cast(), _mm512_loadu_si512(p.add(j).cast()));
+            }
         }
     } else {
         for s in 0..ns {
