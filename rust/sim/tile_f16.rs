@@ -133,13 +133,13 @@ pub(super) fn accumulate(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc:
 /// in native arithmetic (see the module doc), every term in one pass: acc is converted to
 /// binary16 once, runs through the terms in order in the tiles (from the bias to the last
 /// term, as the f32-lane tiles do) and is converted back once. The terms' `Packed` are the
-/// f32-lane packings, whose binary16 repackings are built on first use.
+/// f32-lane packings, whose binary16 repackings are built on first use. No allocation per
+/// call (at batch 1 this runs every tick).
 pub(super) fn affine(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], ns: usize, acc: &mut [f32], fma: bool) {
     debug_assert!(available());
     let Some(&(p0, ..)) = terms.first() else { return };
-    let packed: Vec<&Packed<u16>> = terms.iter().map(|(p, ..)| &**p.f16.get_or_init(|| Box::new(repack(p)))).collect();
-    let (up, uh) = (p0.up, packed[0].up);
-    assert!(terms.iter().zip(&packed).all(|((p, ..), h)| p.up == up && h.up == uh && h.pw == packed[0].pw));
+    let (up, uh) = (p0.up, binary16(p0).up);
+    assert!(terms.iter().all(|(p, ..)| p.up == up && binary16(p).up == uh && binary16(p).pw == binary16(p0).pw));
     assert!(acc.len() >= ns * up && bias.is_none_or(|b| b.len() == up));
     SCRATCH.with(|cell| {
         let mut guard = cell.borrow_mut();
@@ -147,14 +147,20 @@ pub(super) fn affine(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize
         z16.resize(ns * terms.iter().map(|(p, ..)| p.k).sum::<usize>(), 0);
         a16.resize(ns * uh, 0);
         // SAFETY: `available()` (the caller checks it); slice bounds are checked by indexing.
-        unsafe { run(bias, terms, &packed, ns, acc, z16, a16, fma) }
+        unsafe { run(bias, terms, ns, acc, z16, a16, fma) }
     })
+}
+
+/// The binary16 repacking of `p`, built on first use.
+fn binary16(p: &Packed<f32>) -> &Packed<u16> {
+    p.f16.get_or_init(|| Box::new(repack(p)))
 }
 
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512fp16,avx2,avx")]
-unsafe fn run(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], packed: &[&Packed<u16>], ns: usize, acc: &mut [f32], z16: &mut [u16], a16: &mut [u16], fma: bool) {
-    let (up, uh) = (terms[0].0.up, packed[0].up);
+unsafe fn run(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], ns: usize, acc: &mut [f32], z16: &mut [u16], a16: &mut [u16], fma: bool) {
+    let h0 = binary16(terms[0].0);
+    let (up, uh, pw) = (terms[0].0.up, h0.up, h0.pw);
     debug_assert!(up <= uh);
     // acc rows (from the bias row, or from acc), zero-padded to the binary16 stride
     if let Some(b) = bias {
@@ -175,26 +181,38 @@ unsafe fn run(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], pac
             a16[s * uh + up..(s + 1) * uh].fill(0);
         }
     }
-    // each term's z rows, packed at stride k
-    let mut spans = Vec::with_capacity(terms.len());
+    // each term's z rows, packed at stride k, one term after the other
     let mut at = 0;
     for &(p, z, ldz) in terms {
         let k = p.k;
         for s in 0..ns {
             to_bits(&z[s * ldz..s * ldz + k], &mut z16[at + s * k..at + (s + 1) * k]);
         }
-        spans.push((at, k));
         at += ns * k;
     }
-    let t16: Vec<(&Packed<u16>, &[u16], usize)> = packed.iter().zip(&spans).filter(|(_, &(_, k))| k > 0).map(|(&h, &(at, k))| (h, &z16[at..at + ns * k], k)).collect();
-    // (the tiles take at most MAX_TERMS terms per pass; more continue from the rows in a16)
-    for group in t16.chunks(MAX_TERMS) {
-        let (all, ap) = (0..uh / packed[0].pw, a16.as_mut_ptr());
-        match (packed[0].pw == L, fma) {
-            (true, false) => drive_terms::<F16, 1, false>(None, group, ns, ap, None, all),
-            (false, false) => drive_terms::<F16, 2, false>(None, group, ns, ap, None, all),
-            (true, true) => drive_terms::<F16, 1, true>(None, group, ns, ap, None, all),
-            (false, true) => drive_terms::<F16, 2, true>(None, group, ns, ap, None, all),
+    // the terms through the tiles, at most MAX_TERMS per pass (more continue from a16)
+    let z16: &[u16] = z16;
+    let mut at = 0;
+    for group in terms.chunks(MAX_TERMS) {
+        let mut t16: [(&Packed<u16>, &[u16], usize); MAX_TERMS] = [(h0, &z16[..0], 0); MAX_TERMS];
+        let mut n = 0;
+        for &(p, ..) in group {
+            let k = p.k;
+            if k > 0 {
+                t16[n] = (binary16(p), &z16[at..at + ns * k], k);
+                n += 1;
+            }
+            at += ns * k;
+        }
+        if n == 0 {
+            continue;
+        }
+        let (all, ap, t16) = (0..uh / pw, a16.as_mut_ptr(), &t16[..n]);
+        match (pw == L, fma) {
+            (true, false) => drive_terms::<F16, 1, false>(None, t16, ns, ap, None, all),
+            (false, false) => drive_terms::<F16, 2, false>(None, t16, ns, ap, None, all),
+            (true, true) => drive_terms::<F16, 1, true>(None, t16, ns, ap, None, all),
+            (false, true) => drive_terms::<F16, 2, true>(None, t16, ns, ap, None, all),
         }
     }
     for s in 0..ns {

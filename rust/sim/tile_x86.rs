@@ -515,8 +515,17 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
     if native_f16 {
         // SAFETY: the whole of `acc` (all panels) is the caller's for the call.
         let acc = std::slice::from_raw_parts_mut(acc.cast::<f32>(), ns * terms[0].w.up);
-        let t32: Vec<(&Packed<f32>, &[f32], usize)> = terms.iter().map(|t| (cast(t.w), cast_slice(t.z), t.ldz)).collect();
-        super::tile_f16::affine(bias.map(cast_slice), &t32, ns, acc, fma);
+        // (in groups of at most 4 terms, so that the list needs no allocation per call)
+        let mut t32: [(&Packed<f32>, &[f32], usize); 4] = [(cast(terms[0].w), &[], 0); 4];
+        let mut first = true;
+        for group in terms.chunks(4) {
+            for (d, t) in t32.iter_mut().zip(group) {
+                *d = (cast(t.w), cast_slice(t.z), t.ldz);
+            }
+            let b = if first { bias.map(cast_slice) } else { None };
+            super::tile_f16::affine(b, &t32[..group.len()], ns, acc, fma);
+            first = false;
+        }
         return Some(());
     }
     let pw = terms.first()?.w.pw;

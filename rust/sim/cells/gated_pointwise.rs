@@ -84,13 +84,11 @@ fn add_gates<F: LaneFormat>(rows: &GateRows<'_, F::C>, hsz: usize, map: &[(usize
     F::round_lanes(&mut pre[..map.len() * hs]);
 }
 
-/// The element ranges of the active sequences (one range when all are).
+/// The element ranges of the active sequences (one range when all are; no allocation).
 #[inline(always)]
-fn active_ranges(ns: usize, hsz: usize, active: Option<&[bool]>) -> Vec<std::ops::Range<usize>> {
-    match active {
-        None => std::iter::once(0..ns * hsz).collect(),
-        Some(a) => (0..ns).filter(|&s| a[s]).map(|s| s * hsz..(s + 1) * hsz).collect(),
-    }
+fn active_ranges(ns: usize, hsz: usize, active: Option<&[bool]>) -> impl Iterator<Item = std::ops::Range<usize>> + Clone + '_ {
+    let all = active.is_none();
+    (0..if all { 1 } else { ns }).filter(move |&s| active.is_none_or(|a| a[s])).map(move |s| if all { 0..ns * hsz } else { s * hsz..(s + 1) * hsz })
 }
 
 /// The lane operations of the passes: a + b, a · b, a + (−b) (IEEE's a − b).
@@ -187,7 +185,7 @@ fn lstm_block_body<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_,
     let ranges = active_ranges(ns, hsz, active);
     // c' = (f·c) + (i·g) (Doubling: ((f + f²)·c) + (i·g)), kept also in the candidate
     // region for act(c'); each product and sum rounded (IEEE + and · commute)
-    for r in ranges.iter().cloned() {
+    for r in ranges.clone() {
         let (c, ig) = (&mut c[r.clone()], &mut cand[r.clone()]);
         if double {
             let f2 = &mut f2[r.clone()];
