@@ -226,15 +226,17 @@ def main() -> None:
                 if cells:
                     print(f"  {kind:<5} {dt:<14} threads={th}: " + " ".join(cells))
     halves = [d for d in dtypes if base(d) in ("f16", "bf16")]
-    if halves and "f32" in dtypes:
+    # each half format against f32 with the same flags (bf16+fma against f32+fma)
+    twin = {d: "f32" + d[len(base(d)):] for d in halves}
+    if halves and any(t in dtypes for t in twin.values()):
         print()
-        print("rnnsim half formats relative to rnnsim f32 (rate / f32 rate; >= 1: at least as fast)")
-        f32 = {(k, s, h): r for (k, s, d, h, r, *_ ) in rows if d == "f32"}
+        print("rnnsim half formats relative to rnnsim f32 with the same flags (rate / f32 rate; >= 1: at least as fast)")
+        f32 = {(k, s, d, h): r for (k, s, d, h, r, *_ ) in rows if base(d) == "f32"}
         for kind in kinds:
             for dt in halves:
                 for th in thread_counts:
-                    cells = [f"{r / f32[(k, s, h)]:6.2f}" for (k, s, d, h, r, *_ ) in rows
-                             if k == kind and d == dt and h == th and (k, s, h) in f32]
+                    cells = [f"{r / f32[(k, s, twin[d], h)]:6.2f}" for (k, s, d, h, r, *_ ) in rows
+                             if k == kind and d == dt and h == th and (k, s, twin[d], h) in f32]
                     if cells:
                         print(f"  {kind:<5} {dt:<14} threads={th}: " + " ".join(cells))
     if 1 in thread_counts and 2 in thread_counts:
