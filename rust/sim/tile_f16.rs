@@ -10,11 +10,13 @@
 //! give the default NaN in both (0xfe00 here, 0xffc00000 in f32: the same value after the
 //! exact conversion).
 //!
-//! Data: the callers keep f16 values in f32 lanes. Per call, the block's z rows and acc
-//! rows are converted to binary16 bits in per-thread scratch (`vcvtps2ph`, exact: the values
-//! are on the f16 grid), the generic tiles of `tile_kernel` run on them with `F16` as the
-//! register type (MR sequences × NR vectors of 32 units, k in chunks of KC), and acc is
-//! converted back (`vcvtph2ps`, exact). The weights are repacked once per plan in panels of
+//! Data: the callers keep f16 values in f32 lanes. Per call (one affine map: the bias row
+//! and every term), the block's z rows and acc rows are converted to binary16 bits in
+//! per-thread scratch (`vcvtps2ph`, exact: the values are on the f16 grid; short tails by
+//! masked instructions), the generic tiles of `tile_kernel` run on them with `F16` as the
+//! register type (MR sequences × NR vectors of 32 units, k in chunks of KC), the terms one
+//! after the other as the f32-lane tiles take them, and acc is converted back once
+//! (`vcvtph2ps`, exact). The weights are repacked once per plan in panels of
 //! 32·NR binary16 units (kept in the f32 `Packed`, built on first use).
 //!
 //! The f16 intrinsics and the `__m512h` type are unstable in Rust 1.95, so the two
