@@ -148,12 +148,7 @@ impl Float for f16 {
     fn from_f64_rounded(v: f64) -> Self { f16::from_f64(round_f64_in(v, BinaryFormat::F16)) }
     #[inline(always)]
     fn from_f32_rounded(v: f32) -> Self { f16::from_f32(v) }
-    fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> {
-        use half::slice::HalfFloatSliceExt;
-        let mut out = vec![f16::ZERO; v.len()];
-        out.convert_from_f32_slice(v);
-        out
-    }
+    fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> { half_from_f32_slice(v) }
     fn to_f64(self) -> f64 { f16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { f16::from_f32(self.to_f32() + o.to_f32()) }
@@ -171,18 +166,24 @@ impl Float for bf16 {
     fn from_f64_rounded(v: f64) -> Self { bf16::from_f64(round_f64_in(v, BinaryFormat::BF16)) }
     #[inline(always)]
     fn from_f32_rounded(v: f32) -> Self { bf16::from_f32(v) }
-    fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> {
-        use half::slice::HalfFloatSliceExt;
-        let mut out = vec![bf16::ZERO; v.len()];
-        out.convert_from_f32_slice(v);
-        out
-    }
+    fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> { half_from_f32_slice(v) }
     fn to_f64(self) -> f64 { bf16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { bf16::from_f32(self.to_f32() + o.to_f32()) }
     #[inline(always)]
     fn mul(self, o: Self) -> Self { bf16::from_f32(self.to_f32() * o.to_f32()) }
     fn is_nan(self) -> bool { bf16::is_nan(self) }
+}
+
+/// `half`'s bulk f32 → f16/bf16 conversion (vectorised; the values of `from_f32` one by one).
+fn half_from_f32_slice<T: Copy + Default>(v: &[f32]) -> Vec<T>
+where
+    [T]: half::slice::HalfFloatSliceExt,
+{
+    use half::slice::HalfFloatSliceExt;
+    let mut out = vec![T::default(); v.len()];
+    out.convert_from_f32_slice(v);
+    out
 }
 
 #[cfg(test)]

@@ -165,11 +165,11 @@ pub fn read_input(py: Python<'_>, x: &Bound<'_, PyAny>, exact: bool, ndim: usize
     }
 }
 
-/// `v` itself when A is F, else `v` mapped by `f`.
-fn reuse_or_map<A: 'static, F: 'static>(v: Vec<A>, f: impl Fn(A) -> F) -> Vec<F> {
+/// `v` itself when A is F, else `convert(v)`.
+fn reuse_or_convert<A: 'static, F: 'static>(v: Vec<A>, convert: impl FnOnce(Vec<A>) -> Vec<F>) -> Vec<F> {
     match (Box::new(v) as Box<dyn Any>).downcast::<Vec<F>>() {
         Ok(same) => *same,
-        Err(v) => v.downcast::<Vec<A>>().expect("the vector given").into_iter().map(f).collect(),
+        Err(v) => convert(*v.downcast::<Vec<A>>().expect("the vector given")),
     }
 }
 
@@ -197,12 +197,9 @@ impl Tensor {
     /// f64, f32 input in f32: no copy).
     pub fn into_format<F: Float>(self) -> Vec<F> {
         match self.values {
-            Values::F64(v) => reuse_or_map(v, F::from_f64_rounded),
+            Values::F64(v) => reuse_or_convert(v, |v| v.into_iter().map(F::from_f64_rounded).collect()),
             // an f32 is an f64 exactly; one rounding to F, as from the float64 form
-            Values::F32(v) => match (Box::new(v) as Box<dyn Any>).downcast::<Vec<F>>() {
-                Ok(same) => *same,
-                Err(v) => F::from_f32_slice_rounded(&v.downcast::<Vec<f32>>().expect("f32 values")),
-            },
+            Values::F32(v) => reuse_or_convert(v, |v| F::from_f32_slice_rounded(&v)),
             Values::Exact(v) => v.iter().map(F::from_rational).collect(),
         }
     }

@@ -208,14 +208,7 @@ impl LaneFormat for f16 {
     #[inline(always)]
     fn add_l(a: f32, b: f32) -> f32 { round_f16_in_f32(a + b) }
     /// The hardware conversion to binary16 and back with AVX-512 (`simd_round::round_f16`).
-    fn round_lanes(v: &mut [f32]) {
-        #[cfg(target_arch = "x86_64")]
-        if crate::sim::cpu::avx512() {
-            // SAFETY: the CPU has AVX-512 (checked).
-            return unsafe { round_lanes_avx512::<false>(v) };
-        }
-        v.iter_mut().for_each(|x| *x = round_f16_in_f32(*x));
-    }
+    fn round_lanes(v: &mut [f32]) { round_half_lanes::<false>(v) }
     #[inline(always)]
     fn mul_l(a: f32, b: f32) -> f32 { round_f16_in_f32(a * b) }
     #[inline(always)]
@@ -241,14 +234,7 @@ impl LaneFormat for bf16 {
     }
     #[inline(always)]
     fn add_l(a: f32, b: f32) -> f32 { round_bf16_in_f32(a + b) }
-    fn round_lanes(v: &mut [f32]) {
-        #[cfg(target_arch = "x86_64")]
-        if crate::sim::cpu::avx512() {
-            // SAFETY: the CPU has AVX-512 (checked).
-            return unsafe { round_lanes_avx512::<true>(v) };
-        }
-        v.iter_mut().for_each(|x| *x = round_bf16_in_f32(*x));
-    }
+    fn round_lanes(v: &mut [f32]) { round_half_lanes::<true>(v) }
     #[inline(always)]
     fn mul_l(a: f32, b: f32) -> f32 { round_bf16_in_f32(a * b) }
     #[inline(always)]
@@ -257,6 +243,18 @@ impl LaneFormat for bf16 {
     fn sigmoid_l(x: f32) -> f32 { half_tables::one(Func::Sigmoid, BinaryFormat::BF16, x) }
     fn tanh_slice(v: &mut [f32]) { half_tables::apply(Func::Tanh, BinaryFormat::BF16, v) }
     fn sigmoid_slice(v: &mut [f32]) { half_tables::apply(Func::Sigmoid, BinaryFormat::BF16, v) }
+}
+
+/// `round_bf16_in_f32` (`BF`) or `round_f16_in_f32` over a slice, in place: 16 lanes at a
+/// time with AVX-512 (`simd_round::round_slice`, the same bits), else value by value.
+fn round_half_lanes<const BF: bool>(v: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx512() {
+        // SAFETY: the CPU has AVX-512 (checked).
+        return unsafe { round_lanes_avx512::<BF>(v) };
+    }
+    let round = if BF { round_bf16_in_f32 } else { round_f16_in_f32 };
+    v.iter_mut().for_each(|x| *x = round(*x));
 }
 
 /// `simd_round::round_slice` compiled for AVX-512 (bf16 when `BF`, else f16).

@@ -25,7 +25,7 @@
 
 use super::x86::{drive_terms, Ops};
 use super::MAX_TERMS;
-use super::Packed;
+use super::{Packed, Term};
 use std::arch::asm;
 use std::arch::x86_64::*;
 use std::cell::RefCell;
@@ -128,7 +128,7 @@ thread_local! {
 /// bias (the tests' entry; the kernel calls `affine`).
 #[cfg(test)]
 pub(super) fn accumulate(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc: &mut [f32], fma: bool) {
-    affine(None, &[(p, z, ldz)], ns, acc, fma)
+    affine(None, &[Term { w: p, z, ldz }], ns, acc, fma)
 }
 
 /// `tile_kernel::affine` (from the `bias` row) or `accumulate` (bias None: from acc) for f16
@@ -137,17 +137,17 @@ pub(super) fn accumulate(p: &Packed<f32>, z: &[f32], ldz: usize, ns: usize, acc:
 /// term, as the f32-lane tiles do) and is converted back once. The terms' `Packed` are the
 /// f32-lane packings, whose binary16 repackings are built on first use. No allocation per
 /// call (at batch 1 this runs every tick).
-pub(super) fn affine(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], ns: usize, acc: &mut [f32], fma: bool) {
+pub(super) fn affine(bias: Option<&[f32]>, terms: &[Term<'_, f32>], ns: usize, acc: &mut [f32], fma: bool) {
     debug_assert!(available());
-    let Some(&(p0, ..)) = terms.first() else { return };
-    let (up, uh) = (p0.up, binary16(p0).up);
-    assert!(terms.iter().all(|(p, ..)| p.up == up && binary16(p).up == uh && binary16(p).pw == binary16(p0).pw));
+    let Some(p0) = terms.first().map(|t| t.w) else { return };
+    let (up, h0) = (p0.up, binary16(p0));
+    assert!(terms.iter().all(|t| t.w.up == up && binary16(t.w).up == h0.up && binary16(t.w).pw == h0.pw));
     assert!(acc.len() >= ns * up && bias.is_none_or(|b| b.len() == up));
     SCRATCH.with(|cell| {
         let mut guard = cell.borrow_mut();
         let (z16, a16) = &mut *guard;
-        z16.resize(ns * terms.iter().map(|(p, ..)| p.k).sum::<usize>(), 0);
-        a16.resize(ns * uh, 0);
+        z16.resize(ns * terms.iter().map(|t| t.w.k).sum::<usize>(), 0);
+        a16.resize(ns * h0.up, 0);
         // SAFETY: `available()` (the caller checks it); slice bounds are checked by indexing.
         unsafe { run(bias, terms, ns, acc, z16, a16, fma) }
     })
@@ -160,9 +160,9 @@ fn binary16(p: &Packed<f32>) -> &Packed<u16> {
 
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512fp16,avx2,avx")]
-unsafe fn run(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], ns: usize, acc: &mut [f32], z16: &mut [u16], a16: &mut [u16], fma: bool) {
-    let h0 = binary16(terms[0].0);
-    let (up, uh, pw) = (terms[0].0.up, h0.up, h0.pw);
+unsafe fn run(bias: Option<&[f32]>, terms: &[Term<'_, f32>], ns: usize, acc: &mut [f32], z16: &mut [u16], a16: &mut [u16], fma: bool) {
+    let h0 = binary16(terms[0].w);
+    let (up, uh, pw) = (terms[0].w.up, h0.up, h0.pw);
     debug_assert!(up <= uh);
     // acc rows (from the bias row, or from acc), zero-padded to the binary16 stride
     if let Some(b) = bias {
@@ -185,10 +185,10 @@ unsafe fn run(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], ns:
     }
     // each term's z rows, packed at stride k, one term after the other
     let mut at = 0;
-    for &(p, z, ldz) in terms {
-        let k = p.k;
+    for t in terms {
+        let k = t.w.k;
         for s in 0..ns {
-            to_bits(&z[s * ldz..s * ldz + k], &mut z16[at + s * k..at + (s + 1) * k]);
+            to_bits(&t.z[s * t.ldz..s * t.ldz + k], &mut z16[at + s * k..at + (s + 1) * k]);
         }
         at += ns * k;
     }
@@ -198,10 +198,10 @@ unsafe fn run(bias: Option<&[f32]>, terms: &[(&Packed<f32>, &[f32], usize)], ns:
     for group in terms.chunks(MAX_TERMS) {
         let mut t16: [(&Packed<u16>, &[u16], usize); MAX_TERMS] = [(h0, &z16[..0], 0); MAX_TERMS];
         let mut n = 0;
-        for &(p, ..) in group {
-            let k = p.k;
+        for t in group {
+            let k = t.w.k;
             if k > 0 {
-                t16[n] = (binary16(p), &z16[at..at + ns * k], k);
+                t16[n] = (binary16(t.w), &z16[at..at + ns * k], k);
                 n += 1;
             }
             at += ns * k;

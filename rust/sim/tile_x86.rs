@@ -495,6 +495,12 @@ fn cast_slice<A: 'static, B: 'static>(s: &[A]) -> &[B] {
     unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<B>(), s.len()) }
 }
 
+fn cast_terms<'a, 'b, A: 'static, B: 'static>(t: &'b [Term<'a, A>]) -> &'b [Term<'a, B>] {
+    assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
+    // SAFETY: as above (Term<A> and Term<B> are the same type).
+    unsafe { std::slice::from_raw_parts(t.as_ptr().cast::<Term<'a, B>>(), t.len()) }
+}
+
 /// `tile_kernel::affine` (from `bias`) or `accumulate` (bias None: from acc) on the
 /// AVX-512 tiles when the CPU has them, else on the AVX2 tiles for f32 and f64 (Some), else
 /// None (portable loops); with `gates`,
@@ -515,17 +521,7 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
     if native_f16 {
         // SAFETY: the whole of `acc` (all panels) is the caller's for the call.
         let acc = std::slice::from_raw_parts_mut(acc.cast::<f32>(), ns * terms[0].w.up);
-        // (in groups of at most 4 terms, so that the list needs no allocation per call)
-        let mut t32: [(&Packed<f32>, &[f32], usize); 4] = [(cast(terms[0].w), &[], 0); 4];
-        let mut first = true;
-        for group in terms.chunks(4) {
-            for (d, t) in t32.iter_mut().zip(group) {
-                *d = (cast(t.w), cast_slice(t.z), t.ldz);
-            }
-            let b = if first { bias.map(cast_slice) } else { None };
-            super::tile_f16::affine(b, &t32[..group.len()], ns, acc, fma);
-            first = false;
-        }
+        super::tile_f16::affine(bias.map(cast_slice), cast_terms(terms), ns, acc, fma);
         return Some(());
     }
     let pw = terms.first()?.w.pw;

@@ -121,12 +121,18 @@ fn op2<F: LaneFormat, const OP: u8>(dst: &mut [F::C], a: &[F::C], b: &[F::C]) {
     F::round_lanes(dst);
 }
 
+/// d[j] = d[j] OP b[j] in the lane type, not yet rounded to the format.
+#[inline(always)]
+fn raw_in_place<C: Lane, const OP: u8>(d: &mut [C], b: &[C]) {
+    for (d, &y) in d.iter_mut().zip(b) {
+        *d = lane_op::<C, OP>(*d, y);
+    }
+}
+
 /// d[j] = d[j] OP b[j] rounded to F, in place.
 #[inline(always)]
 fn op_in_place<F: LaneFormat, const OP: u8>(d: &mut [F::C], b: &[F::C]) {
-    for (d, &y) in d.iter_mut().zip(b) {
-        *d = lane_op::<F::C, OP>(*d, y);
-    }
+    raw_in_place::<F::C, OP>(d, b);
     F::round_lanes(d);
 }
 
@@ -251,10 +257,7 @@ fn gru_block_body<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, 
     }
     F::round_lanes(n);
     for s in 0..ns {
-        let d = &mut n[s * hsz..(s + 1) * hsz];
-        for (d, &a) in d.iter_mut().zip(&rows.gi[s * rows.stride_i + 2 * hsz..][..hsz]) {
-            *d = *d + a;
-        }
+        raw_in_place::<F::C, ADD>(&mut n[s * hsz..(s + 1) * hsz], &rows.gi[s * rows.stride_i + 2 * hsz..][..hsz]);
     }
     F::round_lanes(n);
     activate::<F>(g.candidate, n);
