@@ -40,11 +40,17 @@ def _ziv(f, x: float) -> float:
         p *= 2
 
 
-@lru_cache(maxsize=1 << 16)
 def tanh(x: float) -> float:
     """tanh(x) correctly rounded to float64 (tanh(-0.0) = -0.0, tanh(nan) = nan)."""
+    # zeros before the cache: 0.0 == -0.0 and both hash alike, so a cached tanh(-0.0)
+    # would answer tanh(0.0)
     if x != x or x == 0:
         return x
+    return _tanh_nonzero(x)
+
+
+@lru_cache(maxsize=1 << 16)
+def _tanh_nonzero(x: float) -> float:
     if abs(x) >= 40:  # 1 - tanh(40) = 2/(e^80 + 1) < 2^-115: rounds to 1
         return math.copysign(1.0, x)
     import mpmath
