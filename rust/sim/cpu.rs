@@ -34,6 +34,7 @@ struct Tiers {
     avx512_fp16: bool,
     avx512_f16c: bool,
     avx2_fma: bool,
+    avx2_f16c: bool,
 }
 
 fn tiers() -> &'static Tiers {
@@ -43,16 +44,18 @@ fn tiers() -> &'static Tiers {
         {
             use std::arch::is_x86_feature_detected as has;
             let avx512 = cap() >= Isa::Avx512 && has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("fma");
+            let avx2_fma = cap() >= Isa::Avx2 && has!("avx2") && has!("fma");
             Tiers {
                 avx512,
                 avx512_fp16: avx512 && has!("avx512fp16") && has!("avx512bw"),
                 avx512_f16c: avx512 && has!("f16c"),
-                avx2_fma: cap() >= Isa::Avx2 && has!("avx2") && has!("fma"),
+                avx2_fma,
+                avx2_f16c: avx2_fma && has!("f16c"),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            Tiers { avx512: false, avx512_fp16: false, avx512_f16c: false, avx2_fma: false }
+            Tiers { avx512: false, avx512_fp16: false, avx512_f16c: false, avx2_fma: false, avx2_f16c: false }
         }
     })
 }
@@ -76,4 +79,9 @@ pub fn avx512_f16c() -> bool {
 /// and the portable loops compiled for them, when AVX-512 is missing or capped.
 pub fn avx2_fma() -> bool {
     tiers().avx2_fma
+}
+
+/// [`avx2_fma`] and F16C: the AVX2 tiles, roundings and table gathers of f16 and bf16.
+pub fn avx2_f16c() -> bool {
+    tiers().avx2_f16c
 }

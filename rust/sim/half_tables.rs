@@ -7,7 +7,7 @@
 //! (function, format), 65536 f32 values (256 KiB), built on first use (65536 evaluations
 //! of D, a few milliseconds). A lookup is an index (bf16: the lane's top 16 bits; f16: the
 //! binary16 bits, `vcvtps2ph`, exact on the grid) and a load: with AVX-512, 16 lanes per
-//! gather, several times faster than evaluating D's approximation and deciding its rounding
+//! gather (AVX2: 8), several times faster than evaluating D's approximation and deciding its rounding
 //! (`ziv`), which is what the f32 lanes still do.
 //!
 //! NaN lanes: arithmetic NaNs are quiet (bit 22 set), so their top 16 bits are a bf16 NaN
@@ -56,7 +56,7 @@ pub fn one(func: Func, fmt: BinaryFormat, x: f32) -> f32 {
     table(func, fmt)[index(x, fmt == BinaryFormat::BF16)]
 }
 
-/// `func` over lane values of `fmt`, in place (AVX-512 gathers when the CPU has them).
+/// `func` over lane values of `fmt`, in place (AVX-512 or AVX2 gathers when the CPU has them).
 pub fn apply(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
     let t = table(func, fmt);
     let bf = fmt == BinaryFormat::BF16;
@@ -65,6 +65,11 @@ pub fn apply(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
         // SAFETY: the CPU has AVX-512F and F16C (checked), the table has 2^16 entries and
         // every index is a 16-bit value.
         return unsafe { gather_avx512(t, bf, xs) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx2_f16c() {
+        // SAFETY: the CPU has AVX2 and F16C (checked); the table as above.
+        return unsafe { gather_avx2(t, bf, xs) };
     }
     xs.iter_mut().for_each(|x| *x = t[index(*x, bf)]);
 }
@@ -88,6 +93,29 @@ unsafe fn gather_avx512(t: &[f32], bf: bool, xs: &mut [f32]) {
         let y = _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), live, idx, t.as_ptr().cast());
         _mm512_mask_storeu_ps(p.add(i), live, y);
         i += m;
+    }
+}
+
+/// `gather_avx512` on 8 lanes (AVX2's `vgatherdps`, F16C's `vcvtps2ph`), the tail masked.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx,f16c")]
+unsafe fn gather_avx2(t: &[f32], bf: bool, xs: &mut [f32]) {
+    use std::arch::x86_64::*;
+    debug_assert_eq!(t.len(), SIZE);
+    let (n, p) = (xs.len(), xs.as_mut_ptr());
+    let mut i = 0;
+    while i < n {
+        let live = crate::sim::simd_round::first_lanes_8(n - i);
+        let x = _mm256_maskload_ps(p.add(i), live);
+        let idx = if bf {
+            _mm256_srli_epi32::<16>(_mm256_castps_si256(x))
+        } else {
+            _mm256_cvtepu16_epi32(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x))
+        };
+        // masked-off lanes hold 0 (index 0, in the table) and are not stored
+        let y = _mm256_i32gather_ps::<4>(t.as_ptr(), idx);
+        _mm256_maskstore_ps(p.add(i), live, y);
+        i += 8;
     }
 }
 

@@ -246,12 +246,18 @@ impl LaneFormat for bf16 {
 }
 
 /// `round_bf16_in_f32` (`BF`) or `round_f16_in_f32` over a slice, in place: 16 lanes at a
-/// time with AVX-512 (`simd_round::round_slice`, the same bits), else value by value.
+/// time with AVX-512 (`simd_round::round_slice`, the same bits), 8 with AVX2 + F16C
+/// (`round_slice_8`), else value by value.
 fn round_half_lanes<const BF: bool>(v: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if crate::sim::cpu::avx512() {
         // SAFETY: the CPU has AVX-512 (checked).
         return unsafe { round_lanes_avx512::<BF>(v) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx2_f16c() {
+        // SAFETY: the CPU has AVX2 and F16C (checked).
+        return unsafe { round_lanes_avx2::<BF>(v) };
     }
     let round = if BF { round_bf16_in_f32 } else { round_f16_in_f32 };
     v.iter_mut().for_each(|x| *x = round(*x));
@@ -265,6 +271,16 @@ fn round_half_lanes<const BF: bool>(v: &mut [f32]) {
 #[target_feature(enable = "avx512f")]
 unsafe fn round_lanes_avx512<const BF: bool>(v: &mut [f32]) {
     crate::sim::simd_round::round_slice::<BF>(v)
+}
+
+/// `simd_round::round_slice_8` compiled for AVX2 + F16C (bf16 when `BF`, else f16).
+///
+/// # Safety
+/// The CPU must have AVX2 and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx,f16c")]
+unsafe fn round_lanes_avx2<const BF: bool>(v: &mut [f32]) {
+    crate::sim::simd_round::round_slice_8::<BF>(v)
 }
 
 #[cfg(test)]

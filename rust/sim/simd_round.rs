@@ -1,8 +1,9 @@
-//! Rounding f32 lanes to the half formats' grids, 16 lanes at a time (AVX-512): the vector
-//! forms of `lanes::round_bf16_in_f32` and `lanes::round_f16_in_f32` (same bits; tested
-//! against them). Used by the tile kernel after every operation and by the activations.
-//! Callers must be compiled with (at least) `avx512f`. Also the mask of a partial vector
-//! ([`first_lanes`]), which the 16-lane loops share.
+//! Rounding f32 lanes to the half formats' grids: the vector forms of
+//! `lanes::round_bf16_in_f32` and `lanes::round_f16_in_f32` (same bits; tested against them),
+//! 16 lanes at a time with AVX-512 and 8 at a time with AVX2 + F16C (the `_8` functions).
+//! Used by the tile kernels after every operation and by the gated cells' elementwise step.
+//! Callers must be compiled with (at least) `avx512f`, or `avx2,f16c` for the `_8` ones.
+//! Also the masks of a partial vector ([`first_lanes`], [`first_lanes_8`]).
 
 use std::arch::x86_64::*;
 
@@ -57,6 +58,85 @@ pub unsafe fn round_slice<const BF: bool>(v: &mut [f32]) {
     }
 }
 
+/// The mask of the first `m` of 8 lanes (all of them when m ≥ 8), for `vmaskmovps`.
+///
+/// # Safety
+/// The CPU must have AVX (the caller is compiled with it enabled).
+#[inline(always)]
+pub unsafe fn first_lanes_8(m: usize) -> __m256i {
+    let m = m.min(8) as i32;
+    _mm256_cmpgt_epi32(_mm256_set1_epi32(m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+}
+
+/// [`round_bf16`] on 8 lanes: the same integer rounding of the top 16 bits, NaN kept.
+///
+/// # Safety
+/// The CPU must have AVX2 (the caller is compiled with it enabled).
+#[inline(always)]
+pub unsafe fn round_bf16_8(x: __m256) -> __m256 {
+    let b = _mm256_castps_si256(x);
+    let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(b), _mm256_set1_epi32(1));
+    let r = _mm256_and_si256(_mm256_add_epi32(b, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff))), _mm256_set1_epi32(0xffff_0000u32 as i32));
+    let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x);
+    _mm256_blendv_ps(_mm256_castsi256_ps(r), x, nan)
+}
+
+/// [`round_f16`] on 8 lanes: F16C's `vcvtps2ph` (to nearest even) and `vcvtph2ps`, NaN kept.
+///
+/// # Safety
+/// The CPU must have AVX and F16C (the caller is compiled with them enabled).
+#[inline(always)]
+pub unsafe fn round_f16_8(x: __m256) -> __m256 {
+    let r = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x));
+    let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x);
+    _mm256_blendv_ps(r, x, nan)
+}
+
+/// [`round_bf16_8`] without the NaN blend, for results of operations on bf16 values: such a
+/// NaN is the default NaN or a quietened operand, whose low 16 bits are zero, and the integer
+/// rounding keeps those bits (the same result as `round_bf16_8`'s blend).
+///
+/// # Safety
+/// As [`round_bf16_8`].
+#[inline(always)]
+pub unsafe fn round_bf16_8_grid(x: __m256) -> __m256 {
+    let b = _mm256_castps_si256(x);
+    let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(b), _mm256_set1_epi32(1));
+    let r = _mm256_and_si256(_mm256_add_epi32(b, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff))), _mm256_set1_epi32(0xffff_0000u32 as i32));
+    _mm256_castsi256_ps(r)
+}
+
+/// [`round_f16_8`] without the NaN blend, for results of operations on binary16 values:
+/// such a NaN is the default NaN or a quietened operand, with its low 13 bits zero, which
+/// the conversion to binary16 and back keeps (sign and payload).
+///
+/// # Safety
+/// As [`round_f16_8`].
+#[inline(always)]
+pub unsafe fn round_f16_8_grid(x: __m256) -> __m256 {
+    _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x))
+}
+
+/// [`round_slice`] on 8 lanes (AVX2 + F16C), the last partial vector masked.
+///
+/// # Safety
+/// As [`round_bf16_8`] and [`round_f16_8`].
+#[inline(always)]
+pub unsafe fn round_slice_8<const BF: bool>(v: &mut [f32]) {
+    let (n, p) = (v.len(), v.as_mut_ptr());
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = _mm256_loadu_ps(p.add(i));
+        _mm256_storeu_ps(p.add(i), if BF { round_bf16_8(x) } else { round_f16_8(x) });
+        i += 8;
+    }
+    if i < n {
+        let m = first_lanes_8(n - i);
+        let x = _mm256_maskload_ps(p.add(i), m);
+        _mm256_maskstore_ps(p.add(i), m, if BF { round_bf16_8(x) } else { round_f16_8(x) });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +149,42 @@ mod tests {
         _mm512_storeu_ps(h.as_mut_ptr(), round_f16(v));
         _mm512_storeu_ps(b.as_mut_ptr(), round_bf16(v));
         (h, b)
+    }
+
+    #[target_feature(enable = "avx2,avx,f16c")]
+    unsafe fn both_8(xs: &[f32; 16]) -> ([f32; 16], [f32; 16]) {
+        let (mut h, mut b) = (*xs, *xs);
+        // a slice of 13: one whole vector and a masked tail of 5 (the rest untouched)
+        round_slice_8::<false>(&mut h[..13]);
+        round_slice_8::<true>(&mut b[..13]);
+        (h, b)
+    }
+
+    #[test]
+    fn vector_roundings_of_8_lanes_equal_the_scalar_ones() {
+        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c")) {
+            return;
+        }
+        let mut rng = crate::machine::random::SplitMix64(0x8_1a2e5);
+        let specials = [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 65504.0, 65520.0, 65519.996, 6e-8, 2.9802322e-8, -1e-40, f32::MAX, f32::from_bits(0x7f7f_8000), f32::from_bits(0x0000_8000), f32::from_bits(0x0001_8000)];
+        for i in 0..200_000u32 {
+            let mut xs = [0f32; 16];
+            for (j, x) in xs.iter_mut().enumerate() {
+                let bits = (rng.next_u64() >> 32) as u32;
+                *x = match (i + j as u32) % 3 {
+                    0 => f32::from_bits(bits),
+                    1 => f32::from_bits((bits & 0x87ff_ffff) | 0x3000_0000),
+                    _ => specials[bits as usize % specials.len()],
+                };
+            }
+            // SAFETY: the features were checked above.
+            let (h, b) = unsafe { both_8(&xs) };
+            for j in 0..16 {
+                let (wh, wb) = if j < 13 { (round_f16_in_f32(xs[j]), round_bf16_in_f32(xs[j])) } else { (xs[j], xs[j]) };
+                assert!(h[j].to_bits() == wh.to_bits() || (h[j].is_nan() && wh.is_nan()), "f16 {:e}", xs[j]);
+                assert!(b[j].to_bits() == wb.to_bits() || (b[j].is_nan() && wb.is_nan()), "bf16 {:e}", xs[j]);
+            }
+        }
     }
 
     #[test]

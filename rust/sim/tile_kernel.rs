@@ -6,7 +6,8 @@
 //! each product and each sum rounded to the format (a multiply instruction, then an add
 //! instruction: two roundings), or with `fma` the fused step acc = fma(Wᵀ[k][i], z[s][k], acc)
 //! rounded once (`num::fused`; `vfmadd` for f64/f32, `vfmadd231ph` for native f16, the
-//! round-to-odd emulation for f16 and bf16 in f32 lanes, from two directed-rounding FMAs). `acc` arrives holding whatever the caller's
+//! round-to-odd emulation for f16 and bf16 in f32 lanes, from two directed-rounding FMAs
+//! with AVX-512, from TwoSum with AVX2). `acc` arrives holding whatever the caller's
 //! documented order put there first (a bias, or bias + input product), so this is the
 //! "then + W_ik·z_k for k ascending" part of float_engine.rs and cells/affine.rs, computed
 //! for many sequences at once. Only *independent* elements are reordered; each element's
@@ -31,9 +32,10 @@
 //! f32 lanes with a vector rounding after each operation); f16 runs in native binary16
 //! arithmetic instead when the CPU has AVX512-FP16 (`tile_f16`, 32 lanes, same bits). With
 //! AVX2 + FMA and no AVX-512, f32 and f64 run the same tile and driver on 8 or 4 lanes
-//! (`tile_avx2`: tiles of 6 sequences × 2 vectors, a panel in stripes of 2 vectors);
-//! elsewhere (and for the half formats on AVX2) a portable loop performs the same
-//! operations.
+//! (`tile_avx2`: tiles of 6 sequences × 2 vectors, a panel in stripes of 2 vectors), and
+//! with F16C also bf16 and f16 in f32 lanes (tiles of 4 × 2, round-to-odd from TwoSum;
+//! bf16's fused step only when no product of the call under- or overflows f32); elsewhere a
+//! portable loop performs the same operations.
 
 use crate::sim::lanes::LaneFormat;
 
@@ -64,6 +66,10 @@ pub struct Packed<C> {
     /// f16 only: the binary16 repacking for the native tile, built on first use
     #[cfg(target_arch = "x86_64")]
     f16: std::sync::OnceLock<Box<Packed<u16>>>,
+    /// bf16 on AVX2 only: (smallest nonzero, largest) finite weight magnitude, for the
+    /// fused step's precondition (`tile_avx2::bf16_products_exact`), found on first use
+    #[cfg(target_arch = "x86_64")]
+    magnitudes: std::sync::OnceLock<[f32; 2]>,
 }
 
 /// Lanes per 64-byte vector of `C`.
@@ -96,6 +102,8 @@ impl<C: Copy + Default> Packed<C> {
             data,
             #[cfg(target_arch = "x86_64")]
             f16: std::sync::OnceLock::new(),
+            #[cfg(target_arch = "x86_64")]
+            magnitudes: std::sync::OnceLock::new(),
         }
     }
 

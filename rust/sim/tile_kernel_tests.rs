@@ -259,9 +259,8 @@ fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
 }
 
 /// The AVX2 tiles (`tile_avx2`: 6 sequences × stripes of 2 vectors, 8 f32 or 4 f64
-/// lanes), forced on this CPU: the cases of the tests above, bit for bit against the
-/// sequential definition (f32 and f64 on those tiles; bf16 and f16 on the portable loops,
-/// as on an AVX2 CPU). Row counts around 6 and its multiples, one- and two-stripe panels.
+/// lanes; bf16 and f16 in f32 lanes, tiles of 4 × 2), forced on this CPU: the cases of the
+/// tests above, bit for bit against the sequential definition. Row counts around 6 and its multiples, one- and two-stripe panels.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn avx2_tiles_equal_the_sequential_definition_bit_for_bit() {
@@ -306,6 +305,56 @@ fn avx2_tiles_equal_the_sequential_definition_bit_for_bit() {
             }
         }
     });
+}
+
+/// Values of a half format for the fused tests below: mantissas of few bits (so that sums
+/// are often exact and often land on midpoints of the format's grid) or of all bits, with
+/// exponents over `e` (subnormals and near-overflow included), either sign, some zeros.
+fn spread<F: LaneFormat>(rng: &mut crate::machine::random::SplitMix64, e: std::ops::Range<i32>) -> F::C {
+    let r = rng.next_u64();
+    let m = if r & 1 == 0 { 1.0 + ((r >> 1) % 8) as f64 / 8.0 } else { 1.0 + ((r >> 1) % 1024) as f64 / 1024.0 };
+    let exp = e.start + ((r >> 20) % (e.end - e.start) as u64) as i32;
+    let v = if (r >> 40).is_multiple_of(16) { 0.0 } else { m * 2f64.powi(exp) };
+    F::from_f64_rounded(if r >> 63 == 1 { -v } else { v }).to_lane()
+}
+
+/// The fused step of the half formats' tiles (AVX2: round-to-odd from TwoSum in f32;
+/// AVX-512: from two directed-rounding FMAs) on values spread over each format's range, one
+/// step (acc from the format's grid: cancellations, midpoints, subnormal and overflowing
+/// sums) and chains of 7: bit for bit against the definition (`Float::mul_add`, the
+/// round-to-odd emulation in f64). Each case on the tiles this CPU runs and, where it has
+/// AVX2, on the AVX2 tiles forced.
+#[test]
+fn fused_half_tiles_equal_the_definition_across_the_range() {
+    fn run<F: LaneFormat>(e: std::ops::Range<i32>) {
+        let mut rng = crate::machine::random::SplitMix64(0xf0_5ed + e.start as u64);
+        for &(k, units, ns) in &[(1usize, 64usize, 40usize), (7, 24, 13), (1, 8, 1)] {
+            for _ in 0..40 {
+                let wt: Vec<F::C> = (0..k * units).map(|_| spread::<F>(&mut rng, e.clone())).collect();
+                let packed = Packed::new(&wt, k, units, 2);
+                let z: Vec<F::C> = (0..ns * k).map(|_| spread::<F>(&mut rng, e.clone())).collect();
+                // half of the accumulators near −w·z of their first step (cancellation)
+                let init: Vec<F::C> = (0..ns * packed.up)
+                    .map(|i| {
+                        let (s, u) = (i / packed.up, i % packed.up);
+                        let near = F::from_lane(wt[u.min(units - 1)]).to_f64() * F::from_lane(z[s * k]).to_f64();
+                        if i % 2 == 0 { F::from_f64_rounded(-near * (1.0 + ((i / 2) % 5) as f64 / 512.0)).to_lane() } else { spread::<F>(&mut rng, e.clone()) }
+                    })
+                    .collect();
+                accumulate_is_sequential::<F>(&wt, &packed, &z, k, ns, &init, true);
+                #[cfg(target_arch = "x86_64")]
+                if crate::sim::cpu::avx2_f16c() {
+                    x86::with_avx2_tiles(|| accumulate_is_sequential::<F>(&wt, &packed, &z, k, ns, &init, true));
+                }
+            }
+        }
+    }
+    // f16: every product is exact in f32, so all of its range; bf16: the exponents whose
+    // products stay exact in f32 (the tiles' precondition), and the whole range (the
+    // calls whose products are not exact take the portable loop)
+    run::<f16>(-26..17);
+    run::<bf16>(-60..60);
+    run::<bf16>(-135..128);
 }
 
 /// The fused bf16 tile (f32 lanes, round-to-odd from two directed-rounding FMAs) at the edges

@@ -502,8 +502,9 @@ fn cast_terms<'a, 'b, A: 'static, B: 'static>(t: &'b [Term<'a, A>]) -> &'b [Term
 }
 
 /// `tile_kernel::affine` (from `bias`) or `accumulate` (bias None: from acc) on the
-/// AVX-512 tiles when the CPU has them, else on the AVX2 tiles for f32 and f64 (Some), else
-/// None (portable loops); with `gates`,
+/// AVX-512 tiles when the CPU has them, else on the AVX2 tiles (f32, f64; bf16 and f16 with
+/// F16C, bf16's fused step only when its products are exact) (Some), else None (portable
+/// loops); with `gates`,
 /// `tile_kernel::affine_gates`, None (nothing done) when the tiles cannot split the gates.
 /// Only the units of `panels` are computed (`tile_kernel::affine_panels`); the native f16
 /// tile runs whole maps only, so a part of one runs on the f32-lane tile (same bits).
@@ -542,8 +543,10 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
         (Rounding::F16, true) => run::<F, F32<2>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<2>>),
         (Rounding::F64, false) => run::<F, y::F64x4>(bias, terms, ns, acc, store, fma, panels, y::drive::<y::F64x4>),
         (Rounding::F32, false) => run::<F, y::F32x8>(bias, terms, ns, acc, store, fma, panels, y::drive::<y::F32x8>),
-        // the half formats have no AVX2 tiles (`avx2_tiles` said no before this)
-        (Rounding::Bf16 | Rounding::F16, false) => return None,
+        // bf16's fused step needs exact f32 products; else the portable loop
+        (Rounding::Bf16, false) if fma && !bf16_products_exact(terms, ns) => return None,
+        (Rounding::Bf16, false) => run::<F, y::Half8<true>>(bias, terms, ns, acc, store, fma, panels, y::drive_half::<y::Half8<true>>),
+        (Rounding::F16, false) => run::<F, y::Half8<false>>(bias, terms, ns, acc, store, fma, panels, y::drive_half::<y::Half8<false>>),
     }
     Some(())
 }
@@ -558,10 +561,25 @@ fn avx512_tiles() -> bool {
     crate::sim::cpu::avx512()
 }
 
-/// Whether the AVX2 tiles can run format `F`: f32 and f64 on a CPU with AVX2 + FMA (the
-/// caller chose them over the AVX-512 ones).
+/// Whether the AVX2 tiles can run format `F`: f32 and f64 on a CPU with AVX2 + FMA, bf16
+/// and f16 when it also has F16C (the caller chose them over the AVX-512 ones).
 pub(super) fn avx2_tiles<F: LaneFormat>() -> bool {
-    crate::sim::cpu::avx2_fma() && matches!(F::ROUNDING, Rounding::F64 | Rounding::F32)
+    match F::ROUNDING {
+        Rounding::F64 | Rounding::F32 => crate::sim::cpu::avx2_fma(),
+        Rounding::Bf16 | Rounding::F16 => crate::sim::cpu::avx2_f16c(),
+    }
+}
+
+/// The precondition of the AVX2 tiles' fused bf16 step (`tile_avx2::bf16_products_exact`)
+/// for every term of a call: the weights' magnitudes (cached per packing) against the z
+/// rows' (scanned: ns·k values, against the tile's ns·k·units products).
+fn bf16_products_exact<C: 'static>(terms: &[Term<'_, C>], ns: usize) -> bool {
+    use super::tile_avx2 as y;
+    terms.iter().filter(|t| t.w.k > 0).all(|t| {
+        let (w, z): (&Packed<f32>, &[f32]) = (cast(t.w), cast_slice(t.z));
+        let wm = *w.magnitudes.get_or_init(|| y::magnitudes(&w.data, 1, w.data.len(), 0));
+        y::bf16_products_exact(wm, y::magnitudes(z, ns, w.k, t.ldz))
+    })
 }
 
 #[cfg(test)]
