@@ -16,8 +16,8 @@ operation to the format in a fixed order without FMA (bitwise reproducible, see 
 torch/BLAS do not, so the largest |difference| of the states is printed as a sanity check.
 
 Also printed: rnnsim's 1 → 2 thread scaling, and at hidden 1024 the fraction of the
-machine's non-FMA peak (cores × 2 vector ports × lanes × clock; 16 f32 lanes, 8 f64, 32 f16
-(AVX512-FP16), 16 bf16 (computed in f32 lanes)) reached by
+machine's non-FMA peak (cores × 2 vector ports × lanes × clock; with AVX-512 16 f32 lanes, 8
+f64, 32 f16 (AVX512-FP16), 16 bf16 (computed in f32 lanes); with AVX2 half as many) reached by
 the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. Nothing asserts on time.
 
 ``--dtypes`` picks the formats (default f32,f64); a format written ``f32+fma`` runs rnnsim with
@@ -108,6 +108,27 @@ def cpuinfo_mhz() -> float:
     except OSError:
         pass
     return 2100.0
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags from /proc/cpuinfo (empty when it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":")[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def vector_lanes(dt: str, flags: set[str]) -> int:
+    """Lanes per vector of the tiles rnnsim runs for `dt` on this CPU: AVX-512 (16 f32, 8 f64,
+    32 f16 with AVX512-FP16, bf16/f16 otherwise in f32 lanes) or AVX2 (half that)."""
+    wide = "avx512f" in flags
+    if dt == "f16" and wide and "avx512fp16" in flags:
+        return 32
+    return {"f64": 4, "f32": 8, "f16": 8, "bf16": 8}[dt] * (2 if wide else 1)
 
 
 def peak_ops(threads: int, lanes: int, mhz: float) -> float:
@@ -255,8 +276,9 @@ def main() -> None:
         mhz = args.ghz * 1000 if args.ghz else cpuinfo_mhz()
         print(f"SimpleRNN hidden 1024: {ops / 1e6:.2f} M multiply/add operations per token-step; "
               f"peak at {mhz / 1000:.2f} GHz ({'--ghz' if args.ghz else '/proc/cpuinfo'})")
+        flags = cpu_flags()
         for dt, th, r in big:
-            lanes = {"f64": 8, "f32": 16, "f16": 32, "bf16": 16}[base(dt)]
+            lanes = vector_lanes(base(dt), flags)
             fused = "fma" in dt.split("+")
             peak = peak_ops(th, lanes, mhz) * (2 if fused else 1)
             print(f"  {dt:<14} threads={th}: {r * ops / 1e9:6.1f} G ops/s = {r * ops / peak:5.1%} of the {'FMA' if fused else 'non-FMA'} peak")
