@@ -74,11 +74,7 @@ pub unsafe fn first_lanes_8(m: usize) -> __m256i {
 /// The CPU must have AVX2 (the caller is compiled with it enabled).
 #[inline(always)]
 pub unsafe fn round_bf16_8(x: __m256) -> __m256 {
-    let b = _mm256_castps_si256(x);
-    let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(b), _mm256_set1_epi32(1));
-    let r = _mm256_and_si256(_mm256_add_epi32(b, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff))), _mm256_set1_epi32(0xffff_0000u32 as i32));
-    let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x);
-    _mm256_blendv_ps(_mm256_castsi256_ps(r), x, nan)
+    _mm256_blendv_ps(round_bf16_8_grid(x), x, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x))
 }
 
 /// [`round_f16`] on 8 lanes: F16C's `vcvtps2ph` (to nearest even) and `vcvtph2ps`, NaN kept.
@@ -87,9 +83,7 @@ pub unsafe fn round_bf16_8(x: __m256) -> __m256 {
 /// The CPU must have AVX and F16C (the caller is compiled with them enabled).
 #[inline(always)]
 pub unsafe fn round_f16_8(x: __m256) -> __m256 {
-    let r = _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x));
-    let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x);
-    _mm256_blendv_ps(r, x, nan)
+    _mm256_blendv_ps(round_f16_8_grid(x), x, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x))
 }
 
 /// [`round_bf16_8`] without the NaN blend, for results of operations on bf16 values: such a
@@ -184,6 +178,38 @@ mod tests {
                 assert!(h[j].to_bits() == wh.to_bits() || (h[j].is_nan() && wh.is_nan()), "f16 {:e}", xs[j]);
                 assert!(b[j].to_bits() == wb.to_bits() || (b[j].is_nan() && wb.is_nan()), "bf16 {:e}", xs[j]);
             }
+        }
+    }
+
+    #[target_feature(enable = "avx2,avx,f16c")]
+    unsafe fn grid_and_blend_8(x: [f32; 8]) -> [[u32; 8]; 4] {
+        let v = _mm256_loadu_ps(x.as_ptr());
+        let mut out = [[0u32; 8]; 4];
+        for (o, r) in out.iter_mut().zip([round_bf16_8_grid(v), round_bf16_8(v), round_f16_8_grid(v), round_f16_8(v)]) {
+            _mm256_storeu_ps(o.as_mut_ptr().cast(), r);
+        }
+        out
+    }
+
+    /// The tiles' roundings without the NaN blend give the blended roundings' bits for the
+    /// NaNs that operations on half values produce: the default NaN, and operands' NaNs
+    /// quietened (half NaNs widened to f32, their low 16 or 13 bits zero), either sign.
+    #[test]
+    fn grid_roundings_keep_the_nans_of_half_arithmetic() {
+        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c")) {
+            return;
+        }
+        let bf = [0xffc0_0000u32, 0x7fc0_0000, 0x7fc1_0000, 0xffff_0000, 0x7fe5_0000];
+        let h = [0xffc0_0000u32, 0x7fc0_0000, 0x7fc0_2000, 0xffff_e000, 0x7fd5_6000];
+        for (i, set) in [bf, h].iter().enumerate() {
+            let mut x = [1.5f32; 8];
+            for (j, &b) in set.iter().enumerate() {
+                // a quietened NaN: the operation sets the quiet bit (22)
+                x[j] = f32::from_bits(b | 0x0040_0000);
+            }
+            // SAFETY: the features were checked above.
+            let out = unsafe { grid_and_blend_8(x) };
+            assert_eq!(out[2 * i], out[2 * i + 1], "{}", if i == 0 { "bf16" } else { "f16" });
         }
     }
 

@@ -12,7 +12,7 @@
 //! takes its products in the documented order (k ascending), so the bits are those of the
 //! AVX-512 tiles and of the portable loops.
 //!
-//! The half formats (bf16, f16) run the same tiles in f32 lanes ([`Half8`]): every product
+//! The half formats (bf16, f16) run the same tiles in f32 lanes ([`F32x8`] with `R` = 1 or 2): every product
 //! and sum rounded to the half grid after the f32 operation (`simd_round::round_bf16_8`,
 //! `round_f16_8`), and the fused step w·z + acc rounded **to odd** in f32, then to nearest
 //! on the half grid, which is the fused result rounded once (Boldo & Melquiond 2008; 24 ≥
@@ -24,7 +24,7 @@
 //! exactly (Knuth); when e ≠ 0, RZ(x) is s (e and s of one sign) or the float below s in
 //! magnitude (signs differ: `bits − 1`), and round-to-odd is RZ(x) with its last bit set.
 //! Non-finite sums pass unchanged (e is NaN there), as the exact sum's rounding does.
-//! A half tile holds 4 sequences × 2 vectors (8 accumulators: the rounding's temporaries
+//! A half-format tile holds 4 sequences × 2 vectors (8 accumulators: the rounding's temporaries
 //! and constants take the other registers).
 
 use super::x86::{drive_terms, GateStore, Ops, Terms};
@@ -37,43 +37,25 @@ const ROWS: usize = 6;
 /// Vectors of units per AVX2 tile (the stripe).
 const STRIPE: usize = 2;
 
-/// 8 f32 lanes, every operation rounded to f32 by the hardware.
-pub(super) struct F32x8;
-impl Ops for F32x8 {
-    type C = f32;
-    type V = __m256;
-    const L: usize = 8;
-    const ROWS: usize = ROWS;
-    const WIDE2: usize = 2;
-    #[inline(always)]
-    unsafe fn load(p: *const f32) -> __m256 { _mm256_loadu_ps(p) }
-    #[inline(always)]
-    unsafe fn store(p: *mut f32, v: __m256) { _mm256_storeu_ps(p, v) }
-    #[inline(always)]
-    unsafe fn splat(p: *const f32) -> __m256 { _mm256_set1_ps(*p) }
-    #[inline(always)]
-    unsafe fn mul(a: __m256, b: __m256) -> __m256 { _mm256_mul_ps(a, b) }
-    #[inline(always)]
-    unsafe fn add(a: __m256, b: __m256) -> __m256 { _mm256_add_ps(a, b) }
-    const FMA: bool = true;
-    #[inline(always)]
-    unsafe fn fma_splat(acc: __m256, w: __m256, p: *const f32) -> __m256 { _mm256_fmadd_ps(w, _mm256_set1_ps(*p), acc) }
-}
-
-/// 8 f32 lanes holding bf16 (`BF`) or f16 values, every result rounded to that grid (see the
-/// module doc for the fused step).
-pub(super) struct Half8<const BF: bool>;
-impl<const BF: bool> Half8<BF> {
+/// 8 f32 lanes, each result rounded to the grid `R`: none (f32, the hardware's rounding),
+/// bf16 (1) or f16 (2), as `tile_x86`'s `F32<R>` (see the module doc for the half formats'
+/// fused step). f32 tiles hold 6 sequences, the half formats' 4.
+pub(super) struct F32x8<const R: u8>;
+impl<const R: u8> F32x8<R> {
     #[inline(always)]
     unsafe fn round(x: __m256) -> __m256 {
-        if BF { round_bf16_8_grid(x) } else { round_f16_8_grid(x) }
+        match R {
+            0 => x,
+            1 => round_bf16_8_grid(x),
+            _ => round_f16_8_grid(x),
+        }
     }
 }
-impl<const BF: bool> Ops for Half8<BF> {
+impl<const R: u8> Ops for F32x8<R> {
     type C = f32;
     type V = __m256;
     const L: usize = 8;
-    const ROWS: usize = 4;
+    const ROWS: usize = if R == 0 { ROWS } else { 4 };
     const WIDE2: usize = 2;
     #[inline(always)]
     unsafe fn load(p: *const f32) -> __m256 { _mm256_loadu_ps(p) }
@@ -88,7 +70,11 @@ impl<const BF: bool> Ops for Half8<BF> {
     const FMA: bool = true;
     #[inline(always)]
     unsafe fn fma_splat(acc: __m256, w: __m256, p: *const f32) -> __m256 {
-        let prod = _mm256_mul_ps(w, _mm256_set1_ps(*p)); // exact (module doc)
+        let z = _mm256_set1_ps(*p);
+        if R == 0 {
+            return _mm256_fmadd_ps(w, z, acc);
+        }
+        let prod = _mm256_mul_ps(w, z); // exact (module doc)
         Self::round(odd_sum(prod, acc))
     }
 }
@@ -108,7 +94,7 @@ unsafe fn odd_sum(prod: __m256, acc: __m256) -> __m256 {
 }
 
 /// Whether every product of a weight and a z value is exact in f32 when the formats are
-/// bf16 (the precondition of [`Half8`]'s fused step): 16 significant bits fit, so a nonzero
+/// bf16 (the precondition of [`F32x8`] with `R` = 1 or 2's fused step): 16 significant bits fit, so a nonzero
 /// product is exact unless it falls below 2^−134 (bits below f32's subnormal quantum
 /// 2^−149) or reaches 2^127 (near f32's overflow). `w` and `z` are (smallest nonzero,
 /// largest) finite magnitudes of the weights and of the z values; zeros, infinities and

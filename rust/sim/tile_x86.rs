@@ -542,11 +542,11 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
         (Rounding::Bf16, true) => run::<F, F32<1>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<1>>),
         (Rounding::F16, true) => run::<F, F32<2>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<2>>),
         (Rounding::F64, false) => run::<F, y::F64x4>(bias, terms, ns, acc, store, fma, panels, y::drive::<y::F64x4>),
-        (Rounding::F32, false) => run::<F, y::F32x8>(bias, terms, ns, acc, store, fma, panels, y::drive::<y::F32x8>),
+        (Rounding::F32, false) => run::<F, y::F32x8<0>>(bias, terms, ns, acc, store, fma, panels, y::drive::<y::F32x8<0>>),
         // bf16's fused step needs exact f32 products; else the portable loop
         (Rounding::Bf16, false) if fma && !bf16_products_exact(terms, ns) => return None,
-        (Rounding::Bf16, false) => run::<F, y::Half8<true>>(bias, terms, ns, acc, store, fma, panels, y::drive_half::<y::Half8<true>>),
-        (Rounding::F16, false) => run::<F, y::Half8<false>>(bias, terms, ns, acc, store, fma, panels, y::drive_half::<y::Half8<false>>),
+        (Rounding::Bf16, false) => run::<F, y::F32x8<1>>(bias, terms, ns, acc, store, fma, panels, y::drive_half::<y::F32x8<1>>),
+        (Rounding::F16, false) => run::<F, y::F32x8<2>>(bias, terms, ns, acc, store, fma, panels, y::drive_half::<y::F32x8<2>>),
     }
     Some(())
 }
