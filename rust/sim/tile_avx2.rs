@@ -1,7 +1,7 @@
 //! The AVX2 + FMA tiles of `tile_kernel` (x86-64 CPUs without AVX-512: most AMD Zen 2–3,
 //! many laptops): `tile_x86`'s tile and driver (passes of KC values of k, panels, stripes,
 //! groups of sequences; the prefetching of streamed weights; the gate split) on 8 f32 or
-//! 4 f64 lanes, for f32 and f64.
+//! 4 f64 lanes, for f32 and f64, and with F16C for bf16 and f16 in f32 lanes.
 //!
 //! AVX2 has 16 vector registers, so a tile is 6 sequences × 2 vectors (12 accumulators, the
 //! 2 weight vectors of a k and the broadcast z[s][k]: the shape of BLIS's Haswell sgemm
@@ -12,28 +12,30 @@
 //! takes its products in the documented order (k ascending), so the bits are those of the
 //! AVX-512 tiles and of the portable loops.
 //!
-//! The half formats (bf16, f16) run the same tiles in f32 lanes ([`F32x8`] with `R` = 1 or 2): every product
-//! and sum rounded to the half grid after the f32 operation (`simd_round::round_bf16_8`,
-//! `round_f16_8`), and the fused step w·z + acc rounded **to odd** in f32, then to nearest
-//! on the half grid, which is the fused result rounded once (Boldo & Melquiond 2008; 24 ≥
-//! p + 2 bits). AVX-512 takes round-to-odd from two FMAs with directed rounding (`tile_x86`);
-//! AVX2 has no per-instruction rounding, so here it comes from the exact error of the sum:
-//! the product w·z is exact in f32 (f16: 22 bits within f32's range, always; bf16: 16 bits,
-//! when no product underflows or overflows f32, which the caller checks:
-//! [`bf16_products_exact`]), s = RN(w·z + acc), and TwoSum gives the error e = (w·z + acc) − s
-//! exactly (Knuth); when e ≠ 0, RZ(x) is s (e and s of one sign) or the float below s in
-//! magnitude (signs differ: `bits − 1`), and round-to-odd is RZ(x) with its last bit set.
-//! Non-finite sums pass unchanged (e is NaN there), as the exact sum's rounding does.
-//! A half-format tile holds 4 sequences × 2 vectors (8 accumulators: the rounding's temporaries
-//! and constants take the other registers).
+//! The half formats (bf16, f16) run the same tiles in f32 lanes (`F32x8<1>`, `F32x8<2>`):
+//! every product and sum rounded to the half grid after the f32 operation
+//! (`simd_round::round_bf16_8_grid`, `round_f16_8_grid`), and the fused step w·z + acc
+//! rounded **to odd** in f32, then to nearest on the half grid, which is the fused result
+//! rounded once (Boldo & Melquiond 2008; 24 ≥ p + 2 bits). AVX-512 takes round-to-odd from
+//! two FMAs with directed rounding (`tile_x86`); AVX2 has no per-instruction rounding, so
+//! here it comes from the exact error of the sum: the product w·z is exact in f32 (f16: 22
+//! bits within f32's range, always; bf16: 16 bits, when no product underflows or overflows
+//! f32, which the caller checks: [`bf16_products_exact`]), s = RN(w·z + acc), and TwoSum
+//! gives the error e = (w·z + acc) − s exactly (Knuth); when e ≠ 0, RZ(x) is s (e and s of
+//! one sign) or the float below s in magnitude (signs differ: `bits − 1`), and round-to-odd
+//! is RZ(x) with its last bit set. Non-finite sums pass unchanged (e is NaN there), as the
+//! exact sum's rounding does. A half-format tile holds `HALF_ROWS` = 4 sequences × 2 vectors
+//! (8 accumulators: the rounding's temporaries and constants take the other registers).
 
 use super::x86::{drive_terms, GateStore, Ops, Terms};
 use crate::sim::simd_round::{round_bf16_8_grid, round_f16_8_grid};
 use std::arch::x86_64::*;
 use std::ops::Range;
 
-/// Sequences per AVX2 tile.
+/// Sequences per AVX2 tile (f32, f64).
 const ROWS: usize = 6;
+/// Sequences per AVX2 tile of the half formats.
+const HALF_ROWS: usize = 4;
 /// Vectors of units per AVX2 tile (the stripe).
 const STRIPE: usize = 2;
 
@@ -55,7 +57,7 @@ impl<const R: u8> Ops for F32x8<R> {
     type C = f32;
     type V = __m256;
     const L: usize = 8;
-    const ROWS: usize = if R == 0 { ROWS } else { 4 };
+    const ROWS: usize = if R == 0 { ROWS } else { HALF_ROWS };
     const WIDE2: usize = 2;
     #[inline(always)]
     unsafe fn load(p: *const f32) -> __m256 { _mm256_loadu_ps(p) }
@@ -94,8 +96,8 @@ unsafe fn odd_sum(prod: __m256, acc: __m256) -> __m256 {
 }
 
 /// Whether every product of a weight and a z value is exact in f32 when the formats are
-/// bf16 (the precondition of [`F32x8`] with `R` = 1 or 2's fused step): 16 significant bits fit, so a nonzero
-/// product is exact unless it falls below 2^−134 (bits below f32's subnormal quantum
+/// bf16 (the precondition of `F32x8<1>`'s fused step): 16 significant bits fit, so a
+/// nonzero product is exact unless it falls below 2^−134 (bits below f32's subnormal quantum
 /// 2^−149) or reaches 2^127 (near f32's overflow). `w` and `z` are (smallest nonzero,
 /// largest) finite magnitudes of the weights and of the z values; zeros, infinities and
 /// NaNs give exact (or NaN) products and are left out of both.
@@ -144,7 +146,7 @@ impl Ops for F64x4 {
     unsafe fn fma_splat(acc: __m256d, w: __m256d, p: *const f64) -> __m256d { _mm256_fmadd_pd(w, _mm256_set1_pd(*p), acc) }
 }
 
-/// [`drive`] for the half formats, compiled with F16C as well (`round_f16_8` inlined).
+/// [`drive`] for the half formats, compiled with F16C as well (`round_f16_8_grid` inlined).
 ///
 /// # Safety
 /// As [`drive`], and the CPU has F16C.

@@ -214,7 +214,8 @@ pub struct GateSplit<'a, C> {
 /// the tiles' last step instead of stored to `out` and added in another pass. Same bits
 /// as `affine` then those additions. False (and nothing done) when the tiles cannot split
 /// the gates: hsz not a multiple of the SIMD lanes (a vector would hold two gates), no
-/// AVX-512, or the native f16 tile; the caller then runs `affine` and adds.
+/// AVX-512 or AVX2 tile for the format (or, for bf16's fused step on AVX2, products that
+/// are not exact in f32), or the native f16 tile; the caller then runs `affine` and adds.
 pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: &mut [F::C], split: GateSplit<'_, F::C>, fma: bool) -> bool {
     let (up, hsz) = (bias.len(), split.hsz);
     let units = terms.first().map_or(0, |t| t.w.units);

@@ -260,7 +260,8 @@ fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
 
 /// The AVX2 tiles (`tile_avx2`: 6 sequences × stripes of 2 vectors, 8 f32 or 4 f64
 /// lanes; bf16 and f16 in f32 lanes, tiles of 4 × 2), forced on this CPU: the cases of the
-/// tests above, bit for bit against the sequential definition. Row counts around 6 and its multiples, one- and two-stripe panels.
+/// tests above, bit for bit against the sequential definition. Row counts around 6 and its
+/// multiples, one- and two-stripe panels.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn avx2_tiles_equal_the_sequential_definition_bit_for_bit() {
