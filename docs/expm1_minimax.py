@@ -1,17 +1,23 @@
-"""Derives EXPM1_P of rust/sim/activation_avx512.rs: the cubic P with r + r²·P(r) closest
-to expm1(r) in relative error on |r| ≤ ln2/32 + 2^-40 (Remez exchange at 40 digits), then
-measures the relative error of the coefficients rounded to double on 20,001 points.
+"""Derives the expm1 polynomials of the f32 activations: P of degree N − 1 with r + r²·P(r)
+closest to expm1(r) in relative error on |r| ≤ ln2/(2·TABLE) + 2^-40, the range left by a
+reduction with a table of 2^(j/TABLE) (Remez exchange at 40 digits), then measures the
+relative error of the coefficients rounded to double on 20,001 points.
 
-    python docs/expm1_minimax.py      # needs mpmath (pip install mpmath); ~10 s
+    python docs/expm1_minimax.py          # EXPM1_P of activation_avx512.rs (16 entries, cubic)
+    python docs/expm1_minimax.py 4 6      # EXPM1_P5 of activation_avx2.rs (4 entries, quintic)
 
-Prints the coefficients (paste into EXPM1_P) and log2 of the worst relative error (-41.12).
+Needs mpmath (pip install mpmath); ~10 s. Prints the coefficients and log2 of the worst
+relative error (-41.12 and -46.0).
 """
 
 import mpmath as mp
 
+import sys
+
 mp.mp.dps = 40
-R = mp.log(2) / 32 + mp.mpf(2) ** -40  # |r| bound: the reduction's range plus rounding slack
-N = 4  # coefficients of P
+TABLE = int(sys.argv[1]) if len(sys.argv) > 1 else 16  # entries 2^(j/TABLE) of the reduction
+R = mp.log(2) / (2 * TABLE) + mp.mpf(2) ** -40  # |r| bound: the reduction's range plus rounding slack
+N = int(sys.argv[2]) if len(sys.argv) > 2 else 4  # coefficients of P
 
 
 def rel_err(cs, r):
@@ -55,12 +61,15 @@ def extrema(cs, points=4000):
 def main():
     # a start away from 0 (where every candidate's error is 0)
     ref = [-R, -R * mp.mpf("0.6"), R * mp.mpf("0.15"), R * mp.mpf("0.7"), R]
-    for _ in range(8):
+    if N != 4:  # Chebyshev extrema, nudged off 0
+        ref = [R * mp.cos(mp.pi * (N - i) / N) + R * mp.mpf("0.01") for i in range(N + 1)]
+        ref[-1] = R
+    for _ in range(12):
         cs = solve(ref)
         ref = extrema(cs)
     doubles = [float(c) for c in cs]
     worst = max(abs(rel_err([mp.mpf(c) for c in doubles], -R + 2 * R * i / 20000)) for i in range(20001) if i != 10000)
-    print("EXPM1_P =", [repr(c) for c in doubles])
+    print("coefficients =", [repr(c) for c in doubles])
     print("worst relative error of q: 2^%s" % mp.nstr(mp.log(worst, 2), 5))
 
 
