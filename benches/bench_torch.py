@@ -16,13 +16,14 @@ operation to the format in a fixed order without FMA (bitwise reproducible, see 
 torch/BLAS do not, so the largest |difference| of the states is printed as a sanity check.
 
 Also printed: rnnsim's 1 → 2 thread scaling, and at hidden 1024 the fraction of the
-machine's non-FMA peak (cores × 2 vector ports × lanes × clock; with AVX-512 16 f32 lanes, 8
+machine's non-FMA peak (cores × 2 vector ports × lanes × clock on Intel, 4 ports on AMD Zen,
+whose adds have their own; with AVX-512 16 f32 lanes, 8
 f64, 32 f16 (AVX512-FP16), 16 bf16 (computed in f32 lanes); with AVX2 half as many) reached by
 the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. Nothing asserts on time.
 
 ``--dtypes`` picks the formats (default f32,f64); a format written ``f32+fma`` runs rnnsim with
 ``fma=True`` (every product-sum rounded once, as BLAS does; README "Fused multiply-add"), and its
-peak fraction is against the FMA peak (twice the non-FMA one); ``f32+approx`` (or
+peak fraction is against the FMA peak (twice the non-FMA one on Intel); ``f32+approx`` (or
 ``f32+fma+approx``) runs it with ``approx_activations=True`` (tanh and sigmoid within 2 ulps
 instead of correctly rounded, as torch's own are; README "Approximate activations"). The half formats f16 and bf16 print
 rnnsim-only rows (torch's CPU recurrent modules are not a like-for-like half reference), and
@@ -131,9 +132,24 @@ def vector_lanes(dt: str, flags: set[str]) -> int:
     return {"f64": 4, "f32": 8, "f16": 8, "bf16": 8}[dt] * (2 if wide else 1)
 
 
-def peak_ops(threads: int, lanes: int, mhz: float) -> float:
-    """Non-FMA peak: threads × 2 vector ports × lanes × clock."""
-    return threads * 2 * lanes * mhz * 1e6
+def cpu_vendor() -> str:
+    """/proc/cpuinfo's vendor_id ("" when it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":")[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def peak_ops(threads: int, lanes: int, mhz: float, fused: bool, vendor: str) -> float:
+    """Peak multiply/add operations per second: threads × 2 FMA ports × lanes × clock × 2
+    with FMA; without, Intel's adds share those 2 ports (half that), while AMD Zen has 2
+    further ports for the adds (a multiply and an add per port pair and cycle: the same)."""
+    ports = 4 if fused or vendor == "AuthenticAMD" else 2
+    return threads * ports * lanes * mhz * 1e6
 
 
 def fmt(r: float) -> str:
@@ -276,11 +292,11 @@ def main() -> None:
         mhz = args.ghz * 1000 if args.ghz else cpuinfo_mhz()
         print(f"SimpleRNN hidden 1024: {ops / 1e6:.2f} M multiply/add operations per token-step; "
               f"peak at {mhz / 1000:.2f} GHz ({'--ghz' if args.ghz else '/proc/cpuinfo'})")
-        flags = cpu_flags()
+        flags, vendor = cpu_flags(), cpu_vendor()
         for dt, th, r in big:
             lanes = vector_lanes(base(dt), flags)
             fused = "fma" in dt.split("+")
-            peak = peak_ops(th, lanes, mhz) * (2 if fused else 1)
+            peak = peak_ops(th, lanes, mhz, fused, vendor)
             print(f"  {dt:<14} threads={th}: {r * ops / 1e9:6.1f} G ops/s = {r * ops / peak:5.1%} of the {'FMA' if fused else 'non-FMA'} peak")
 
 
