@@ -99,28 +99,26 @@ def best_time(fn, repeats: int, budget: float = 1.0) -> tuple[float, object]:
     return best, out
 
 
-def cpuinfo_mhz() -> float:
-    """The clock /proc/cpuinfo reports (2.1 GHz when it says nothing)."""
+def cpuinfo(field: str) -> str:
+    """The first value of `field` in /proc/cpuinfo ("" when it cannot be read or is absent)."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("cpu MHz"):
-                    return float(line.split(":")[1])
+                if line.startswith(field):
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return 2100.0
+    return ""
+
+
+def cpuinfo_mhz() -> float:
+    """The clock /proc/cpuinfo reports (2.1 GHz when it says nothing)."""
+    return float(cpuinfo("cpu MHz") or 2100.0)
 
 
 def cpu_flags() -> set[str]:
     """The CPU's feature flags from /proc/cpuinfo (empty when it cannot be read)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":")[1].split())
-    except OSError:
-        pass
-    return set()
+    return set(cpuinfo("flags").split())
 
 
 def vector_lanes(dt: str, flags: set[str]) -> int:
@@ -130,18 +128,6 @@ def vector_lanes(dt: str, flags: set[str]) -> int:
     if dt == "f16" and wide and "avx512fp16" in flags:
         return 32
     return {"f64": 4, "f32": 8, "f16": 8, "bf16": 8}[dt] * (2 if wide else 1)
-
-
-def cpu_vendor() -> str:
-    """/proc/cpuinfo's vendor_id ("" when it cannot be read)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("vendor_id"):
-                    return line.split(":")[1].strip()
-    except OSError:
-        pass
-    return ""
 
 
 def peak_ops(threads: int, lanes: int, mhz: float, fused: bool, vendor: str) -> float:
@@ -292,7 +278,7 @@ def main() -> None:
         mhz = args.ghz * 1000 if args.ghz else cpuinfo_mhz()
         print(f"SimpleRNN hidden 1024: {ops / 1e6:.2f} M multiply/add operations per token-step; "
               f"peak at {mhz / 1000:.2f} GHz ({'--ghz' if args.ghz else '/proc/cpuinfo'})")
-        flags, vendor = cpu_flags(), cpu_vendor()
+        flags, vendor = cpu_flags(), cpuinfo("vendor_id")
         for dt, th, r in big:
             lanes = vector_lanes(base(dt), flags)
             fused = "fma" in dt.split("+")

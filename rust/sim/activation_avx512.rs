@@ -357,8 +357,6 @@ pub(crate) mod tests {
         assert_eq!(every_f32_wrong(apply::<Tanh>, apply::<Sigmoid>), 0, "inputs whose result differs from the documented rounding");
     }
 
-    /// How many of the 2^32 f32 inputs of tanh and σ (`apply_tanh`, `apply_sigmoid`) differ
-    /// from the documented rounding (rayon over blocks of 2^16).
     /// Whether the documented f64 value of f(x) lies within `ulps` f64 ulps of an f32
     /// midpoint (the 29 bits its f32 rounding drops within `ulps` of 2^28): the inputs whose
     /// rounding a fast test must leave undecided.
@@ -368,7 +366,7 @@ pub(crate) mod tests {
     }
 
     /// Prints the f32 inputs (one in 16 of all) whose documented value lies within 2^7 f64
-    /// ulps of an f32 midpoint: the table `HARD_TO_ROUND` (`cargo test --release --lib
+    /// ulps of an f32 midpoint: the tables of [`hard_to_round`] (`cargo test --release --lib
     /// print_hard_to_round -- --ignored --nocapture`, ~1 min on 2 cores).
     #[test]
     #[ignore]
@@ -382,6 +380,8 @@ pub(crate) mod tests {
         }
     }
 
+    /// How many of the 2^32 f32 inputs of tanh and σ (`apply_tanh`, `apply_sigmoid`) differ
+    /// from the documented rounding (rayon over blocks of 2^16).
     pub(crate) fn every_f32_wrong(apply_tanh: fn(&mut [f32]) -> bool, apply_sigmoid: fn(&mut [f32]) -> bool) -> u64 {
         use rayon::prelude::*;
         fn block<A: Approximated>(hi: u32, apply: fn(&mut [f32]) -> bool) -> u64 {
