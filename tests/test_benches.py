@@ -51,3 +51,20 @@ def test_torch_benchmark_takes_the_approximate_activations():
     bad = subprocess.run([sys.executable, str(BENCHES / "bench_torch.py"), "--quick", "--dtypes", "f64+approx"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "--dtypes" in bad.stderr
+
+
+def test_torch_benchmark_helpers():
+    # the interleaved timer and the measured clock of the peak fraction
+    sys.path.insert(0, str(BENCHES))
+    try:
+        import bench_torch
+    finally:
+        sys.path.remove(str(BENCHES))
+    calls: list[str] = []
+    got = bench_torch.best_times([lambda: calls.append("a") or 1, lambda: calls.append("b") or 2], repeats=3, budget=0.0)
+    assert [out for _, out in got] == [1, 2] and all(t >= 0.0 for t, _ in got)
+    # a warm-up call of each, then 3 rounds in alternating order
+    assert "".join(calls) == "ab" + "ab" + "ba" + "ab"
+    ghz = bench_torch.measured_ghz()
+    # 0.0 where executable pages are refused or the CPU is not x86-64, else a real clock
+    assert ghz == 0.0 or 0.3 < ghz < 8.0

@@ -417,17 +417,34 @@ fn fused_bf16_keeps_the_zero_sign_of_tiny_products_and_cancels_huge_ones() {
     }
 }
 
-/// Tile rates (f32 and f64, fused) at the shapes of `benches/bench_torch.py`'s layers, best
-/// of 20: `cargo test --release --lib tile_rates -- --ignored --nocapture`. Nothing asserted
+/// Tile rates (f32 and f64, fused) at the shapes of `benches/bench_torch.py`'s layers, or at
+/// those of `TILE_RATES="k,units,sequences;..."`, best of 20:
+/// `cargo test --release --lib tile_rates -- --ignored --nocapture`. Nothing asserted
 /// (the machine is shared); weights above `L2_BUDGET` (from the third shape on: 1.3–19 MB in
 /// f32, twice that in f64) are streamed from L3 with prefetching (`tile_x86::Prefetch`).
 #[test]
 #[ignore]
 fn tile_rates() {
+    // (k, units, sequences) from TILE_RATES="k,units,ns;...", else issue 7's layers
+    fn shapes() -> Vec<(usize, usize, usize)> {
+        let given = std::env::var("TILE_RATES").unwrap_or_default();
+        let parsed: Vec<(usize, usize, usize)> = given
+            .split(';')
+            .filter_map(|part| match part.split(',').map(|v| v.trim().parse().ok()).collect::<Option<Vec<usize>>>()?[..] {
+                [k, units, ns] if k > 0 && units > 0 && ns > 0 => Some((k, units, ns)),
+                _ => None,
+            })
+            .collect();
+        if parsed.is_empty() {
+            // GRU/LSTM hidden 64, RNN/LSTM hidden 256, RNN/GRU/LSTM hidden 1024 (32 sequences:
+            // one thread's share of issue 7's batch of 64 on two threads)
+            vec![(64, 256, 280), (320, 256, 256), (320, 1024, 256), (1152, 1024, 64), (1152, 1024, 32), (1152, 3072, 64), (1152, 4096, 64)]
+        } else {
+            parsed
+        }
+    }
     fn rates<F: LaneFormat<C = F> + Copy + Default + 'static>(name: &str, of: fn(f64) -> F) {
-        // (k, units, sequences): GRU/LSTM hidden 64, RNN/LSTM hidden 256, RNN/GRU/LSTM hidden 1024
-        // (32 sequences: one thread's share of issue 7's batch of 64 on two threads)
-        for (k, units, ns) in [(64usize, 256usize, 280usize), (320, 256, 256), (320, 1024, 256), (1152, 1024, 64), (1152, 1024, 32), (1152, 3072, 64), (1152, 4096, 64)] {
+        for (k, units, ns) in shapes() {
             let wt: Vec<F> = (0..k * units).map(|i| of(((i % 17) as f64 - 8.0) / 64.0)).collect();
             let packed = Packed::for_units(&wt, k, units);
             let z: Vec<F> = (0..ns * k).map(|i| of(((i % 13) as f64 - 6.0) / 32.0)).collect();
