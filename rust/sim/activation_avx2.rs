@@ -10,9 +10,9 @@
 //!   quintic P for q = expm1(r) = r + r²·P(r) ([`EXPM1_P5`]: relative error 2^−45.95,
 //!   `python docs/expm1_minimax.py 4 6`) instead of the cubic; fl(ln2/4) is off by at most
 //!   2^−56, so r by |k|·2^−56 ≤ u·2^−53.4 + 2^−57, as before;
-//! * 2^floor(k/4) built in the exponent field (k ≤ 0 fits in the low 32 bits of the
-//!   rounding trick's integer, so `vpsrad` floors k/4; the biased exponent stays in
-//!   [863, 1023]) and multiplied in, exactly (for `vscalefpd`);
+//! * 2^floor(k/4) added to T_j's exponent field, exactly (for `vscalefpd`): k ≤ 0 fits in
+//!   the low 32 bits of the rounding trick's integer, so `vpsrad` floors k/4, and a shift
+//!   by 52 and a 64-bit add put it in place (the exponent stays in [864, 1023]);
 //! * the quotient by `vdivpd` (correctly rounded; the rcp series it replaced cost more FMA
 //!   issue slots than the divider's throughput here).
 //!   Relative errors: tanh below 2^−45.9 + 2^−52, σ below 2^−46 + 2^−52 (measured on a
@@ -176,11 +176,13 @@ unsafe fn exp_parts<const F: u8>(a: __m256d) -> (__m256d, __m256d) {
     let low_pair = _mm256_permutevar_pd(_mm256_setr_pd(t0, t1, t0, t1), pick);
     let high_pair = _mm256_permutevar_pd(_mm256_setr_pd(t2, t3, t2, t3), pick);
     let t = _mm256_blendv_pd(low_pair, high_pair, _mm256_castsi256_pd(_mm256_slli_epi64::<62>(bits)));
-    // 2^floor(k/4): floor by an arithmetic shift of the low 32 bits, biased, moved to the
-    // exponent field (the high 32 bits cleared first)
-    let m = _mm256_add_epi32(_mm256_srai_epi32::<2>(bits), _mm256_set1_epi32(1023));
-    let two_m = _mm256_slli_epi64::<52>(_mm256_and_si256(m, _mm256_set1_epi64x(0xffff_ffff)));
-    let s = _mm256_mul_pd(t, _mm256_castsi256_pd(two_m));
+    // S = T·2^floor(k/4), exactly, by adding floor(k/4) to T's exponent field: the floor by
+    // an arithmetic shift of the low 32 bits, whose low 12 bits the shift by 52 moves there
+    // (two's complement: a negative value's carry out of bit 63 is dropped, so the sum is
+    // T's bits with the exponent lowered; T ∈ [1, 2) and floor(k/4) ≥ −159, from u ≤ 110,
+    // keep it normal)
+    let m = _mm256_slli_epi64::<52>(_mm256_srai_epi32::<2>(bits));
+    let s = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(t), m));
     // q = r + r²·P(r), P by Estrin's scheme
     let c = EXPM1_P5.map(|c| _mm256_set1_pd(c));
     let r2 = _mm256_mul_pd(r, r);
