@@ -15,11 +15,13 @@ quoted in issue 7 for this machine (torch 2.13 CPU), labelled "quoted". rnnsim r
 operation to the format in a fixed order without FMA (bitwise reproducible, see README);
 torch/BLAS do not, so the largest |difference| of the states is printed as a sanity check.
 
-Also printed: rnnsim's 1 → 2 thread scaling, and at hidden 1024 the fraction of the
-machine's non-FMA peak (cores × 2 vector ports × lanes × clock on Intel, 4 ports on AMD Zen,
-whose adds have their own; with AVX-512 16 f32 lanes, 8
-f64, 32 f16 (AVX512-FP16), 16 bf16 (computed in f32 lanes); with AVX2 half as many) reached by
-the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. Nothing asserts on time.
+The two libraries' calls alternate (`best_times`), so each ratio is measured in one phase of a
+shared machine. Also printed: rnnsim's 1 → 2 thread scaling, and at hidden 1024 the fraction
+of the machine's non-FMA peak at the measured clock (`measured_ghz`; cores × 2 vector ports
+× lanes × clock on Intel, 4 ports on AMD Zen, whose adds have their own; with AVX-512 16 f32
+lanes, 8 f64, 32 f16 (AVX512-FP16), 16 bf16 (computed in f32 lanes); with AVX2 half as many)
+reached by the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. Nothing
+asserts on time.
 
 ``--dtypes`` picks the formats (default f32,f64); a format written ``f32+fma`` runs rnnsim with
 ``fma=True`` (every product-sum rounded once, as BLAS does; README "Fused multiply-add"), and its
@@ -89,9 +91,9 @@ def torch_module(kind: str, w: dict, I: int, H: int, dt: str):
 def best_times(fns, repeats: int, budget: float = 1.0) -> list[tuple[float, object]]:
     """Best time and last result of each of `fns`, called in turn (one call of each per round,
     the order alternating between rounds): at least `repeats` rounds, more while under
-    `budget` seconds per function (up to 20). On a shared machine whose speed drifts by tens of percent
-    between seconds, interleaving puts every library through the same phases, so their
-    ratio is measured under one set of conditions; the best of many short runs is the
+    `budget` seconds per function (up to 20). On a shared machine whose speed drifts by tens
+    of percent between seconds, interleaving puts every library through the same phases, so
+    their ratio is measured under one set of conditions; the best of many short runs is the
     stable figure."""
     outs = [fn() for fn in fns]  # warm-up: plan, thread pool, caches
     best, spent, n = [float("inf")] * len(fns), 0.0, 0
@@ -110,8 +112,8 @@ def measured_ghz() -> float:
     """The clock a core sustains, measured (0.0 when it cannot be): x86-64 machine code for a
     chain of dependent 64-bit adds (one cycle each on every x86-64 core), run through ctypes
     from an executable page, best of 5 runs of 4·10^8 cycles. The clock /proc/cpuinfo
-    reports is the nominal one; boost clocks run above it (2.45 GHz reported, 2.9 measured
-    on the EPYC 7003 of issue 7), so a peak from it overstates the fraction reached."""
+    reports is the nominal one; boost clocks run above it (2.45 GHz reported, 2.9–3.15
+    measured on the EPYC 7003 of issue 7), so a peak from it overstates the fraction reached."""
     import ctypes
     import mmap
     import platform
