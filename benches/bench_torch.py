@@ -111,21 +111,23 @@ def best_times(fns, repeats: int, budget: float = 1.0) -> list[tuple[float, obje
 def measured_ghz() -> float:
     """The clock a core sustains, measured (0.0 when it cannot be): x86-64 machine code for a
     chain of dependent 64-bit adds (one cycle each on every x86-64 core), run through ctypes
-    from an executable page, best of 5 runs of 4·10^8 cycles. The clock /proc/cpuinfo
+    from an executable page, best of 5 runs of 4·10^8 cycles (on a core that another process
+    shares, it reads low). The clock /proc/cpuinfo
     reports is the nominal one; boost clocks run above it (2.45 GHz reported, 2.9–3.15
     measured on the EPYC 7003 of issue 7), so a peak from it overstates the fraction reached."""
     import ctypes
     import mmap
     import platform
 
-    if platform.machine() not in ("x86_64", "AMD64"):
+    # the System V calling convention (the count in rdi): Linux, the BSDs, macOS
+    if platform.machine() not in ("x86_64", "amd64") or platform.system() == "Windows":
         return 0.0
     add = bytes.fromhex("4883c001")  # add rax, 1
     # xor eax,eax; loop: 4 x add rax,1; dec rdi; jnz loop; ret  (rdi: iterations, 4 cycles each)
     code = bytes.fromhex("31c0") + add * 4 + bytes.fromhex("48ffcf") + bytes([0x75, 0x100 - 21]) + bytes.fromhex("c3")
     try:
         page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, TypeError):
         return 0.0  # no executable anonymous pages here
     page.write(code)
     addr = ctypes.addressof(ctypes.c_char.from_buffer(page))
