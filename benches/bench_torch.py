@@ -112,9 +112,9 @@ def measured_ghz() -> float:
     """The clock a core sustains, measured (0.0 when it cannot be): x86-64 machine code for a
     chain of dependent 64-bit adds (one cycle each on every x86-64 core), run through ctypes
     from an executable page, best of 5 runs of 4·10^8 cycles (on a core that another process
-    shares, it reads low). The clock /proc/cpuinfo
-    reports is the nominal one; boost clocks run above it (2.45 GHz reported, 2.9–3.15
-    measured on the EPYC 7003 of issue 7), so a peak from it overstates the fraction reached."""
+    shares, it reads low). The clock /proc/cpuinfo reports is the nominal one; boost clocks
+    run above it (2.45 GHz reported, 2.9–3.15 measured on the EPYC 7003 of issue 7), so a
+    peak from it overstates the fraction reached."""
     import ctypes
     import mmap
     import platform
@@ -139,7 +139,6 @@ def measured_ghz() -> float:
         best = min(best, time.perf_counter() - t0)
         if got != 4 * iters:
             return 0.0
-    del chain
     return 4 * iters / best / 1e9
 
 
@@ -324,10 +323,10 @@ def main() -> None:
         print()
         H, I = 1024, 128
         ops = 2 * H * (H + I)
-        ghz = args.ghz or measured_ghz()
-        mhz, clock_src = (ghz * 1000, "--ghz" if args.ghz else "measured") if ghz else (cpuinfo_mhz(), "/proc/cpuinfo")
+        ghz, nominal = args.ghz or measured_ghz(), cpuinfo_mhz()
+        mhz, clock_src = (ghz * 1000, "--ghz" if args.ghz else "measured") if ghz else (nominal, "/proc/cpuinfo")
         print(f"SimpleRNN hidden 1024: {ops / 1e6:.2f} M multiply/add operations per token-step; "
-              f"peak at {mhz / 1000:.2f} GHz ({clock_src}; /proc/cpuinfo says {cpuinfo_mhz() / 1000:.2f})")
+              f"peak at {mhz / 1000:.2f} GHz ({clock_src}; /proc/cpuinfo says {nominal / 1000:.2f})")
         flags, vendor = cpu_flags(), cpuinfo("vendor_id")
         for dt, th, r in big:
             lanes = vector_lanes(base(dt), flags)

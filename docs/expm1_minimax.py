@@ -10,9 +10,9 @@ Needs mpmath (pip install mpmath); ~10 s. Prints the coefficients and log2 of th
 relative error (-41.12 and -46.0).
 """
 
-import mpmath as mp
-
 import sys
+
+import mpmath as mp
 
 mp.mp.dps = 40
 TABLE = int(sys.argv[1]) if len(sys.argv) > 1 else 16  # entries 2^(j/TABLE) of the reduction

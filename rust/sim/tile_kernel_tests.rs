@@ -427,21 +427,16 @@ fn fused_bf16_keeps_the_zero_sign_of_tiny_products_and_cancels_huge_ones() {
 fn tile_rates() {
     // (k, units, sequences) from TILE_RATES="k,units,ns;...", else issue 7's layers
     fn shapes() -> Vec<(usize, usize, usize)> {
-        let given = std::env::var("TILE_RATES").unwrap_or_default();
-        let parsed: Vec<(usize, usize, usize)> = given
-            .split(';')
-            .filter_map(|part| match part.split(',').map(|v| v.trim().parse().ok()).collect::<Option<Vec<usize>>>()?[..] {
-                [k, units, ns] if k > 0 && units > 0 && ns > 0 => Some((k, units, ns)),
-                _ => None,
-            })
-            .collect();
-        if parsed.is_empty() {
+        let Ok(given) = std::env::var("TILE_RATES") else {
             // GRU/LSTM hidden 64, RNN/LSTM hidden 256, RNN/GRU/LSTM hidden 1024 (32 sequences:
             // one thread's share of issue 7's batch of 64 on two threads)
-            vec![(64, 256, 280), (320, 256, 256), (320, 1024, 256), (1152, 1024, 64), (1152, 1024, 32), (1152, 3072, 64), (1152, 4096, 64)]
-        } else {
-            parsed
-        }
+            return vec![(64, 256, 280), (320, 256, 256), (320, 1024, 256), (1152, 1024, 64), (1152, 1024, 32), (1152, 3072, 64), (1152, 4096, 64)];
+        };
+        let shape = |part: &str| match part.split(',').map(|v| v.trim().parse().ok()).collect::<Option<Vec<usize>>>()?[..] {
+            [k, units, ns] if k > 0 && units > 0 && ns > 0 => Some((k, units, ns)),
+            _ => None,
+        };
+        given.split(';').map(|part| shape(part).unwrap_or_else(|| panic!("TILE_RATES: {part:?} is not k,units,sequences (positive)"))).collect()
     }
     fn rates<F: LaneFormat<C = F> + Copy + Default + 'static>(name: &str, of: fn(f64) -> F) {
         for (k, units, ns) in shapes() {

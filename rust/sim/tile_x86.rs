@@ -160,8 +160,8 @@ pub(super) struct Dest<C> {
 /// `init` (every sequence), or from `acc` when `init` is null, then the products of every
 /// segment in order (k ascending), fused when `FUSED`; stored to `dest`. With `PF`
 /// (streamed weights) the tile fetches its share `pf` of the next slice once per chunk of k;
-/// without, that bookkeeping is compiled out (measured in L2, `tile_rates`: 1.6× at k 20
-/// with 16 units, 0–4% at k 16–256 with 64–1024 units). P > 1 gives a
+/// without, that bookkeeping is compiled out (measured in L2, `tile_rates`: 0–4% at k 16–256
+/// with 64–1024 units). P > 1 gives a
 /// tile of one or two sequences P·N independent chains of operations (one panel's N would
 /// leave the FMA units waiting on each other's latency).
 #[allow(clippy::too_many_arguments)]
@@ -324,8 +324,8 @@ impl NextSlice {
     #[inline(always)]
     fn share(&self, g: usize, groups: usize, iters: usize) -> Prefetch {
         if self.lines == 0 {
-            // nothing to fetch (weights in L2): no divisions on the per-call path
-            return Prefetch { slice: *self, next: 0, end: 0, per: 0, mask: 0, count: 0 };
+            // nothing to fetch (the last panel of a streamed map): no divisions
+            return Prefetch::default();
         }
         let (i, e) = (g * self.lines / groups, (g + 1) * self.lines / groups);
         let n = e - i;
@@ -349,8 +349,9 @@ impl NextSlice {
     }
 }
 
-/// A tile's share of a `NextSlice`: lines next..end, `per` of them every mask + 1 ticks.
-#[derive(Clone, Copy)]
+/// A tile's share of a `NextSlice`: lines next..end, `per` of them every mask + 1 ticks
+/// (the default: none, for the tiles that do not prefetch).
+#[derive(Clone, Copy, Default)]
 pub(super) struct Prefetch {
     slice: NextSlice,
     next: usize,
@@ -443,7 +444,7 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                 // blocks this small: PF_MIN_ROWS)
                 for st in 0..stripes {
                     let off = st * N * O::L;
-                    let pf = NextSlice::default().share(0, 1, ticks);
+                    let pf = Prefetch::default();
                     match (ns, wide) {
                         (2, 2) => tile::<O, 2, N, 2, FUSED, false>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
                         (2, _) => tile::<O, 2, N, WIDE_PANELS, FUSED, false>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
@@ -471,12 +472,12 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                 while s0 < ns {
                     let a = aq.add(s0 * up);
                     let m = (ns - s0).min(O::ROWS);
-                    let pf = next.share(st * groups + s0 / O::ROWS, stripes * groups, ticks);
-                        if streamed {
-                            group::<O, N, FUSED, true>(m, segs, pw, off, s0, init, a, up, &dest, pf)
-                        } else {
-                            group::<O, N, FUSED, false>(m, segs, pw, off, s0, init, a, up, &dest, pf)
-                        }
+                    if streamed {
+                        let pf = next.share(st * groups + s0 / O::ROWS, stripes * groups, ticks);
+                        group::<O, N, FUSED, true>(m, segs, pw, off, s0, init, a, up, &dest, pf)
+                    } else {
+                        group::<O, N, FUSED, false>(m, segs, pw, off, s0, init, a, up, &dest, Prefetch::default())
+                    }
                     s0 += m;
                 }
             }
