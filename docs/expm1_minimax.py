@@ -4,7 +4,7 @@ reduction with a table of 2^(j/TABLE) (Remez exchange at 40 digits), then measur
 relative error of the coefficients rounded to double on 20,001 points.
 
     python docs/expm1_minimax.py          # EXPM1_P of activation_avx512.rs (16 entries, cubic)
-    python docs/expm1_minimax.py 4 6      # EXPM1_P5 of activation_avx2.rs (4 entries, quintic)
+    python docs/expm1_minimax.py 4 6      # the quintic of activation_avx2.rs up to session 20 (4 entries)
 
 Needs mpmath (pip install mpmath); ~10 s. Prints the coefficients and log2 of the worst
 relative error (-41.12 and -46.0).

@@ -2,21 +2,18 @@
 //! the same results as `activation_avx512` and the portable loops, bit for bit the
 //! documented `round_f32(correctly rounded f64 value)`.
 //!
-//! The approximation follows `activation_avx512` (its module doc has the error budget) on 4
-//! f64 lanes, with the choices that are cheapest on AVX2 (measured on an AMD EPYC 7003,
-//! Zen 3: 2.41 → 1.69 ns per tanh value in a standalone loop, all four changes together):
-//! * a 4-entry table T_j = 2^{j/4} instead of 16 entries: two in-lane `vpermilpd` and a
-//!   blend instead of a `vgatherqpd` (k = round(4y/ln2), |r| ≤ ln2/8 + 2^−40), and so a
-//!   quintic P for q = expm1(r) = r + r²·P(r) ([`EXPM1_P5`]: relative error 2^−45.95,
-//!   `python docs/expm1_minimax.py 4 6`) instead of the cubic; fl(ln2/4) is off by at most
-//!   2^−56, so r by |k|·2^−56 ≤ u·2^−53.4 + 2^−57, as before;
-//! * 2^floor(k/4) added to T_j's exponent field, exactly (for `vscalefpd`): k ≤ 0 fits in
-//!   the low 32 bits of the rounding trick's integer, so `vpsrad` floors k/4, and a shift
-//!   by 52 and a 64-bit add put it in place (the exponent stays in [864, 1023]);
-//! * the quotient by `vdivpd` (correctly rounded; the rcp series it replaced cost more FMA
-//!   issue slots than the divider's throughput here).
-//!   Relative errors: tanh below 2^−45.9 + 2^−52, σ below 2^−46 + 2^−52 (measured on a
-//!   grid by the test: 2^−45.89 and 2^−48.22), well inside the Ziv test's 2^−40.
+//! The approximations run on 4 f64 lanes with a table read by `vgatherqpd` (on an AMD EPYC
+//! 7003, Zen 3, measured in `ns_per_value`: tanh 1.70 → 1.37 ns per value and σ 1.57 →
+//! 1.46 against session 20's 4-entry `vpermilpd` table and quintic, whose chains were
+//! longer; the loop is bound by latency more than by issue slots):
+//! * tanh by the addition formula tanh(k/64 + y) = (t + τ)/(1 + t·τ), t from a table of
+//!   tanh(k/64) and τ = tanh y, |y| ≤ 2^−7, a degree-7 odd Taylor polynomial ([`tanh4`]);
+//! * σ from e^{−|x|} = 2^{k/64}·(1 + expm1(r)), the 64-entry table of 2^{j/64}, 2^⌊k/64⌋
+//!   added to the entry's exponent field and a Taylor polynomial for |r| ≤ ln2/128
+//!   ([`exp_parts`]), then 1/(1 + e) or e/(1 + e) ([`sigmoid4`]);
+//! * the quotient by `vdivpd` (correctly rounded; an rcp series costs more issue slots).
+//!   Relative errors: tanh below 2^−49.4, σ below 2^−46.6 (measured on a grid by the test:
+//!   2^−51.0 and 2^−48.9), well inside the Ziv test's 2^−40.
 //! * The Ziv test on the f64 result's bits instead of two roundings: for a result y in the
 //!   f32 normal range, round_f32(y) is the rounding of every value within 2^−40·|y| of y
 //!   unless the 29 bits the rounding drops lie within 2^17 (f64 ulps of y, ≥ 2^−36·|y|) of
@@ -27,9 +24,10 @@
 //!   y(1 ± 2^−36) round to the same f32, that is the rounding of the documented value;
 //!   else the scalar fallback (`activation_avx512`'s).
 
-use crate::sim::activation_avx512::{fallback, EXP2_SIXTEENTHS};
+use crate::sim::activation_avx512::fallback;
 use crate::sim::ziv::{Approximated, Func, DELTA};
 use std::arch::x86_64::*;
+use std::sync::LazyLock;
 
 /// Whether this CPU runs [`apply`] (and `RNNSIM_ISA` allows it: `cpu`).
 pub fn available() -> bool {
@@ -50,11 +48,12 @@ pub fn apply<A: Approximated>(xs: &mut [f32]) -> bool {
 unsafe fn run<A: Approximated>(xs: &mut [f32]) {
     let n = xs.len();
     let p = xs.as_mut_ptr();
+    let table = table::<A>();
     let mut i = 0;
     // two vectors per step: four independent f64 chains in flight
     while i + 16 <= n {
         let (x0, x1) = (_mm256_loadu_ps(p.add(i)), _mm256_loadu_ps(p.add(i + 8)));
-        let (r0, r1) = (approx8::<A>(x0), approx8::<A>(x1));
+        let (r0, r1) = (approx8::<A>(x0, table), approx8::<A>(x1, table));
         finish::<A>(p.add(i), x0, r0, 8);
         finish::<A>(p.add(i + 8), x1, r1, 8);
         i += 16;
@@ -64,9 +63,17 @@ unsafe fn run<A: Approximated>(xs: &mut [f32]) {
         let mut buf = [0f32; 8];
         buf[..m].copy_from_slice(&xs[i..i + m]);
         let x = _mm256_loadu_ps(buf.as_ptr());
-        finish::<A>(buf.as_mut_ptr(), x, approx8::<A>(x), m);
+        finish::<A>(buf.as_mut_ptr(), x, approx8::<A>(x, table), m);
         xs[i..i + m].copy_from_slice(&buf[..m]);
         i += m;
+    }
+}
+
+/// The table `A`'s approximation reads ([`tanh4`], [`sigmoid4`]), built on first use.
+fn table<A: Approximated>() -> *const f64 {
+    match A::FUNC {
+        Func::Tanh => TANH_SIXTYFOURTHS.as_ptr(),
+        Func::Sigmoid => EXP2_SIXTYFOURTHS.as_ptr(),
     }
 }
 
@@ -79,11 +86,11 @@ struct Approx8 {
 }
 
 #[inline(always)]
-unsafe fn approx8<A: Approximated>(x: __m256) -> Approx8 {
+unsafe fn approx8<A: Approximated>(x: __m256, table: *const f64) -> Approx8 {
     let (lo, hi) = (_mm256_cvtps_pd(_mm256_castps256_ps128(x)), _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x)));
     let (ylo, yhi) = match A::FUNC {
-        Func::Tanh => (tanh4(lo), tanh4(hi)),
-        Func::Sigmoid => (sigmoid4(lo), sigmoid4(hi)),
+        Func::Tanh => (tanh4(lo, table), tanh4(hi, table)),
+        Func::Sigmoid => (sigmoid4(lo, table), sigmoid4(hi, table)),
     };
     let rounded = _mm256_set_m128(_mm256_cvtpd_ps(yhi), _mm256_cvtpd_ps(ylo));
     let near = near_midpoint(ylo, yhi);
@@ -124,7 +131,7 @@ unsafe fn ziv_bounds(x: __m256, (ylo, yhi): (__m256d, __m256d)) -> (__m256, __m2
 /// results, the undecided lanes (rare) from the scalar fallback through memory.
 #[inline(always)]
 pub(crate) unsafe fn apply8<A: Approximated>(x: __m256) -> __m256 {
-    let r = approx8::<A>(x);
+    let r = approx8::<A>(x, table::<A>());
     if r.decided {
         return r.rounded;
     }
@@ -157,69 +164,85 @@ unsafe fn finish<A: Approximated>(p: *mut f32, x: __m256, r: Approx8, m: usize) 
     std::ptr::copy_nonoverlapping(d.as_ptr(), p, m);
 }
 
-/// (S, q) with e^y = S·(1 + q), y = −u, u = F·a, S = 2^{k/4} (k = round(4y/ln2)) and q =
-/// expm1(r) (module doc); 0 ≤ u ≤ 110, or NaN.
+/// 2^{j/64}, j = 0..63 (to an ulp): the table of [`exp_parts`] (512 bytes).
+static EXP2_SIXTYFOURTHS: LazyLock<[f64; 64]> = LazyLock::new(|| std::array::from_fn(|j| (j as f64 / 64.0).exp2()));
+
+/// (S, q) with e^{−a} = S·(1 + q): k = round(−64a/ln2), S = 2^{k/64} = 2^{j/64}·2^{⌊k/64⌋}
+/// (j = k mod 64: one `vgatherqpd` from `table`, [`EXP2_SIXTYFOURTHS`], and the floor added to
+/// the entry's exponent field, exactly), r = −a − k·ln2/64 (|r| ≤ ln2/128 + 2^−46.6) and
+/// q = expm1(r) = r + r²(1/2 + r/6 + r²/24 + r³/120) (the next term is below 2^−47·|q|);
+/// fl(ln2/64) is off by at most 2^−60, so r by |k|·2^−60 ≤ 2^−46.6 (a ≤ 110: |k| < 10200),
+/// a relative error of e^{−a}. 0 ≤ a ≤ 110, or NaN (any index, masked into the table).
 #[inline(always)]
-unsafe fn exp_parts<const F: u8>(a: __m256d) -> (__m256d, __m256d) {
+unsafe fn exp_parts(a: __m256d, table: *const f64) -> (__m256d, __m256d) {
     const MAGIC: f64 = 6755399441055744.0; // 1.5·2^52
-    const LN2_4: f64 = std::f64::consts::LN_2 / 4.0;
-    let shifted = _mm256_fmadd_pd(a, _mm256_set1_pd(-f64::from(F) * 4.0 * std::f64::consts::LOG2_E), _mm256_set1_pd(MAGIC));
+    const LN2_64: f64 = std::f64::consts::LN_2 / 64.0;
+    let shifted = _mm256_fmadd_pd(a, _mm256_set1_pd(-64.0 * std::f64::consts::LOG2_E), _mm256_set1_pd(MAGIC));
     let k = _mm256_sub_pd(shifted, _mm256_set1_pd(MAGIC));
-    let u = if F == 2 { _mm256_add_pd(a, a) } else { a };
-    let r = _mm256_fnmsub_pd(k, _mm256_set1_pd(LN2_4), u); // −u − k·ln2/4
-    // the integer k − 2^51·3 sits in the bits of `shifted`; its low 32 bits are k (k ≥ −700)
+    let r = _mm256_fnmsub_pd(k, _mm256_set1_pd(LN2_64), a); // −a − k·ln2/64
+    // the integer k − 2^51·3 sits in the bits of `shifted`; its low 32 bits are k (k > −2^31)
     let bits = _mm256_castpd_si256(shifted);
-    // T_{k mod 4}: `vpermilpd` picks within each pair by bit 1 of its control (bit 0 of k),
-    // the blend picks the pair by the sign bit (bit 1 of k)
-    let [t0, t1, t2, t3] = EXP2_QUARTERS;
-    let pick = _mm256_slli_epi64::<1>(bits);
-    let low_pair = _mm256_permutevar_pd(_mm256_setr_pd(t0, t1, t0, t1), pick);
-    let high_pair = _mm256_permutevar_pd(_mm256_setr_pd(t2, t3, t2, t3), pick);
-    let t = _mm256_blendv_pd(low_pair, high_pair, _mm256_castsi256_pd(_mm256_slli_epi64::<62>(bits)));
-    // S = T·2^floor(k/4), exactly, by adding floor(k/4) to T's exponent field: the floor by
+    let t = _mm256_i64gather_pd::<8>(table, _mm256_and_si256(bits, _mm256_set1_epi64x(63)));
+    // S = T·2^floor(k/64), exactly, by adding floor(k/64) to T's exponent field: the floor by
     // an arithmetic shift of the low 32 bits, whose low 12 bits the shift by 52 moves there
     // (two's complement: a negative value's carry out of bit 63 is dropped, so the sum is
-    // T's bits with the exponent lowered; T ∈ [1, 2) and floor(k/4) ≥ −159, from u ≤ 110,
+    // T's bits with the exponent lowered; T ∈ [1, 2) and floor(k/64) ≥ −159, from a ≤ 110,
     // keep it normal)
-    let m = _mm256_slli_epi64::<52>(_mm256_srai_epi32::<2>(bits));
+    let m = _mm256_slli_epi64::<52>(_mm256_srai_epi32::<6>(bits));
     let s = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(t), m));
     // q = r + r²·P(r), P by Estrin's scheme
-    let c = EXPM1_P5.map(|c| _mm256_set1_pd(c));
     let r2 = _mm256_mul_pd(r, r);
-    let r4 = _mm256_mul_pd(r2, r2);
-    let p01 = _mm256_fmadd_pd(r, c[1], c[0]);
-    let p23 = _mm256_fmadd_pd(r, c[3], c[2]);
-    let p45 = _mm256_fmadd_pd(r, c[5], c[4]);
-    let p = _mm256_fmadd_pd(r4, p45, _mm256_fmadd_pd(r2, p23, p01));
-    let q = _mm256_fmadd_pd(r2, p, r);
+    let p01 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 6.0), _mm256_set1_pd(0.5));
+    let p23 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 120.0), _mm256_set1_pd(1.0 / 24.0));
+    let q = _mm256_fmadd_pd(r2, _mm256_fmadd_pd(r2, p23, p01), r);
     (s, q)
 }
 
-/// 2^{j/4}, j = 0..3 (entries 0, 4, 8 and 12 of `activation_avx512`'s table).
-const EXP2_QUARTERS: [f64; 4] = [EXP2_SIXTEENTHS[0][0], EXP2_SIXTEENTHS[0][4], EXP2_SIXTEENTHS[1][0], EXP2_SIXTEENTHS[1][4]];
+/// tanh(k/64) for k = 0..2047, the documented (correctly rounded) values: the table of
+/// [`tanh4`]'s addition formula (16 KiB; k ≤ 1152 is used, the rest keeps any index from a
+/// NaN's bits in bounds).
+static TANH_SIXTYFOURTHS: LazyLock<Box<[f64; 2048]>> = LazyLock::new(|| Box::new(std::array::from_fn(|k| crate::sim::activation_f64::tanh(k as f64 / 64.0))));
 
-/// P(r) = c0 + c1·r + … + c5·r⁵ with r + r²·P(r) = expm1(r) to a relative error below
-/// 2^−45.95 for |r| ≤ ln2/8 + 2^−40: the minimax polynomial for that relative error,
-/// rounded to double (`python docs/expm1_minimax.py 4 6`).
-const EXPM1_P5: [f64; 6] = [0.5000000000011816, 0.16666666666719185, 0.0416666654195755, 0.0083333329176096, 0.001389217916356802, 0.00019848582315179478];
 
-/// tanh on 4 lanes, relative error < 2^−45 (the formulas of `activation_avx512::tanh8`).
+/// tanh on 4 lanes by the addition formula, relative error < 2^−49: with a = min(|x|, 18),
+/// k = round(64a) and y = a − k/64 (exact: |y| ≤ 2^−7, a and k/64 on a common grid),
+///
+///   tanh a = (t + τ) / (1 + t·τ),   t = tanh(k/64) (the table, to 2^−53),
+///   τ = tanh y = y − y³/3 + 2y⁵/15 − 17y⁷/315 (the next term is below 2^−61.5·|y|),
+///
+/// and the sign of x restored. The sum has no cancellation worse than 3× (t ≥ tanh(1/64) ≥
+/// 2|τ| when k ≥ 1; t = 0 when k = 0), the denominator lies in [0.99, 1.01]: each of the
+/// five roundings and the table's contribute at most 3·2^−53, so |error| < 2^−49.4·|tanh|
+/// (measured: [`tests`]). At |x| ≥ 18, tanh is 1 to within 2^−50.9, so the clamp keeps
+/// that bound. One `vgatherqpd` replaces `exp_parts`' reduction, table selection and
+/// quintic (measured on an AMD EPYC 7003: 1.31 → 1.08 ns per value for the approximation
+/// alone). NaN: the index is masked into the table, the result NaN (`odd` lanes).
 #[inline(always)]
-unsafe fn tanh4(x: __m256d) -> __m256d {
+unsafe fn tanh4(x: __m256d, table: *const f64) -> __m256d {
+    const MAGIC: f64 = 6755399441055744.0; // 1.5·2^52
     let sign = _mm256_set1_pd(-0.0);
-    // |x| clamped at 40; NaN passes (vminpd returns its second operand)
-    let a = _mm256_min_pd(_mm256_set1_pd(40.0), _mm256_andnot_pd(sign, x));
-    let (s, q) = exp_parts::<2>(a);
-    let num = _mm256_xor_pd(_mm256_fnmadd_pd(s, q, _mm256_sub_pd(_mm256_set1_pd(1.0), s)), _mm256_and_pd(x, sign));
-    let d = _mm256_fmadd_pd(s, q, _mm256_add_pd(s, _mm256_set1_pd(1.0)));
-    _mm256_div_pd(num, d)
+    // |x| clamped at 18; NaN passes (vminpd returns its second operand)
+    let a = _mm256_min_pd(_mm256_set1_pd(18.0), _mm256_andnot_pd(sign, x));
+    let shifted = _mm256_fmadd_pd(a, _mm256_set1_pd(64.0), _mm256_set1_pd(MAGIC));
+    let k = _mm256_sub_pd(shifted, _mm256_set1_pd(MAGIC));
+    let y = _mm256_fnmadd_pd(k, _mm256_set1_pd(1.0 / 64.0), a);
+    // the integer k sits in the low bits of `shifted`
+    let index = _mm256_and_si256(_mm256_castpd_si256(shifted), _mm256_set1_epi64x(2047));
+    let t = _mm256_i64gather_pd::<8>(table, index);
+    let z = _mm256_mul_pd(y, y);
+    let q = _mm256_fmadd_pd(z, _mm256_fmadd_pd(z, _mm256_set1_pd(-17.0 / 315.0), _mm256_set1_pd(2.0 / 15.0)), _mm256_set1_pd(-1.0 / 3.0));
+    let tau = _mm256_fmadd_pd(_mm256_mul_pd(y, z), q, y);
+    let num = _mm256_xor_pd(_mm256_add_pd(t, tau), _mm256_and_pd(x, sign));
+    _mm256_div_pd(num, _mm256_fmadd_pd(t, tau, _mm256_set1_pd(1.0)))
 }
 
-/// σ on 4 lanes, relative error < 2^−45 (the formulas of `activation_avx512::sigmoid8`).
+/// σ on 4 lanes, relative error < 2^−46: with e = e^{−|x|} ([`exp_parts`], a ≤ 110),
+/// σ(x) = 1/(1 + e) for x ≥ 0 and e/(1 + e) for x < 0 (no cancellation). The denominator is
+/// s·q + (s + 1), not e + 1: one dependent step fewer (e + 1 measured 8% slower).
 #[inline(always)]
-unsafe fn sigmoid4(x: __m256d) -> __m256d {
+unsafe fn sigmoid4(x: __m256d, table: *const f64) -> __m256d {
     let a = _mm256_min_pd(_mm256_set1_pd(110.0), _mm256_andnot_pd(_mm256_set1_pd(-0.0), x));
-    let (s, q) = exp_parts::<1>(a);
+    let (s, q) = exp_parts(a, table);
     let e = _mm256_fmadd_pd(s, q, s);
     let d = _mm256_fmadd_pd(s, q, _mm256_add_pd(s, _mm256_set1_pd(1.0)));
     let positive = _mm256_cmp_pd::<_CMP_GE_OQ>(x, _mm256_setzero_pd());
@@ -318,8 +341,8 @@ mod tests {
     unsafe fn both(x: f64) -> (f64, f64) {
         let v = _mm256_set1_pd(x);
         let mut out = [[0f64; 4]; 2];
-        _mm256_storeu_pd(out[0].as_mut_ptr(), tanh4(v));
-        _mm256_storeu_pd(out[1].as_mut_ptr(), sigmoid4(v));
+        _mm256_storeu_pd(out[0].as_mut_ptr(), tanh4(v, table::<Tanh>()));
+        _mm256_storeu_pd(out[1].as_mut_ptr(), sigmoid4(v, table::<Sigmoid>()));
         (out[0][0], out[1][0])
     }
 
