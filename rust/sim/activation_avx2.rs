@@ -170,7 +170,8 @@ static EXP2_SIXTYFOURTHS: LazyLock<[f64; 64]> = LazyLock::new(|| std::array::fro
 /// (S, q) with e^{−a} = S·(1 + q): k = round(−64a/ln2), S = 2^{k/64} = 2^{j/64}·2^{⌊k/64⌋}
 /// (j = k mod 64: one `vgatherqpd` from `table`, [`EXP2_SIXTYFOURTHS`], and the floor added to
 /// the entry's exponent field, exactly), r = −a − k·ln2/64 (|r| ≤ ln2/128 + 2^−46.6) and
-/// q = expm1(r) = r + r²(1/2 + r/6 + r²/24 + r³/120) (the next term is below 2^−47·|q|);
+/// q = expm1(r) = r + r²(1/2 + r/6 + r²/24 + r³/120) (the next term, r⁶/720, is below
+/// 2^−54.7, relative to 1 + q);
 /// fl(ln2/64) is off by at most 2^−60, so r by |k|·2^−60 ≤ 2^−46.6 (a ≤ 110: |k| < 10200),
 /// a relative error of e^{−a}. 0 ≤ a ≤ 110, or NaN (any index, masked into the table).
 #[inline(always)]
@@ -203,20 +204,22 @@ unsafe fn exp_parts(a: __m256d, table: *const f64) -> (__m256d, __m256d) {
 /// NaN's bits in bounds).
 static TANH_SIXTYFOURTHS: LazyLock<Box<[f64; 2048]>> = LazyLock::new(|| Box::new(std::array::from_fn(|k| crate::sim::activation_f64::tanh(k as f64 / 64.0))));
 
-
 /// tanh on 4 lanes by the addition formula, relative error < 2^−49: with a = min(|x|, 18),
 /// k = round(64a) and y = a − k/64 (exact: |y| ≤ 2^−7, a and k/64 on a common grid),
 ///
 ///   tanh a = (t + τ) / (1 + t·τ),   t = tanh(k/64) (the table, to 2^−53),
 ///   τ = tanh y = y − y³/3 + 2y⁵/15 − 17y⁷/315 (the next term is below 2^−61.5·|y|),
 ///
-/// and the sign of x restored. The sum has no cancellation worse than 3× (t ≥ tanh(1/64) ≥
-/// 2|τ| when k ≥ 1; t = 0 when k = 0), the denominator lies in [0.99, 1.01]: each of the
-/// five roundings and the table's contribute at most 3·2^−53, so |error| < 2^−49.4·|tanh|
-/// (measured: [`tests`]). At |x| ≥ 18, tanh is 1 to within 2^−50.9, so the clamp keeps
-/// that bound. One `vgatherqpd` replaces `exp_parts`' reduction, table selection and
-/// quintic (measured on an AMD EPYC 7003: 1.31 → 1.08 ns per value for the approximation
-/// alone). NaN: the index is masked into the table, the result NaN (`odd` lanes).
+/// and the sign of x restored. Errors, relative: t and τ are within 2^−53 (τ's last FMA;
+/// the polynomial's other roundings are scaled by y²/3 ≤ 2^−15.6), and the sum magnifies
+/// them at most (t + |τ|)/(t − |τ|) ≤ 3.0001 times (t ≥ tanh(1/64) and |τ| ≤ tanh(1/128)
+/// when k ≥ 1; t = 0 when k = 0); the sum, the denominator 1 + t·τ ∈ [0.99, 1.01] and the
+/// quotient add a rounding each: below 6·2^−53 ≈ 2^−50.4 in all, and at |x| ≥ 18, where
+/// tanh is 1 to within 2^−50.9, the clamp's on top of t's and the roundings' (k = 1152:
+/// t·(1 ± 2^−53), τ = 0): below 2^−49.4 everywhere (measured on a grid: [`tests`]). One
+/// `vgatherqpd` replaces session 20's e^{−2a} reduction, 4-entry table and quintic
+/// (measured on an AMD EPYC 7003: 1.31 → 1.08 ns per value for the approximation alone).
+/// NaN: the index is masked into the table, the result NaN (`odd` lanes).
 #[inline(always)]
 unsafe fn tanh4(x: __m256d, table: *const f64) -> __m256d {
     const MAGIC: f64 = 6755399441055744.0; // 1.5·2^52
