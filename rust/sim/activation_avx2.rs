@@ -2,15 +2,16 @@
 //! the same results as `activation_avx512` and the portable loops, bit for bit the
 //! documented `round_f32(correctly rounded f64 value)`.
 //!
-//! The approximations run on 4 f64 lanes with a table read by `vgatherqpd` (on an AMD EPYC
-//! 7003, Zen 3, measured in `ns_per_value`: tanh 1.70 → 1.37 ns per value and σ 1.57 →
-//! 1.46 against session 20's 4-entry `vpermilpd` table and quintic, whose chains were
-//! longer; the loop is bound by latency more than by issue slots):
+//! The approximations run on 4 f64 lanes, each reading a table (on an AMD EPYC 7003, Zen 3,
+//! measured in `ns_per_value`: tanh 1.70 → 1.29 ns per value and σ 1.57 → 1.46 against
+//! session 20's 4-entry `vpermilpd` table and quintic, whose chains were longer; the loop
+//! is bound by latency more than by issue slots):
 //! * tanh by the addition formula tanh(k/64 + y) = (t + τ)/(1 + t·τ), t from a table of
-//!   tanh(k/64) and τ = tanh y, |y| ≤ 2^−7, a degree-7 odd Taylor polynomial ([`tanh4`]);
-//! * σ from e^{−|x|} = 2^{k/64}·(1 + expm1(r)), the 64-entry table of 2^{j/64}, 2^⌊k/64⌋
-//!   added to the entry's exponent field and a Taylor polynomial for |r| ≤ ln2/128
-//!   ([`exp_parts`]), then 1/(1 + e) or e/(1 + e) ([`sigmoid4`]);
+//!   tanh(k/64) (four scalar loads, [`gather4`]) and τ = tanh y, |y| ≤ 2^−7, a degree-7 odd
+//!   Taylor polynomial ([`tanh4`]);
+//! * σ from e^{−|x|} = 2^{k/64}·(1 + expm1(r)), the 64-entry table of 2^{j/64} (one
+//!   `vgatherqpd`), 2^⌊k/64⌋ added to the entry's exponent field and a Taylor polynomial
+//!   for |r| ≤ ln2/128 ([`exp_parts`]), then 1/(1 + e) or e/(1 + e) ([`sigmoid4`]);
 //! * the quotient by `vdivpd` (correctly rounded; an rcp series costs more issue slots).
 //!   Relative errors: tanh below 2^−49.4, σ below 2^−46.6 (measured on a grid by the test:
 //!   2^−51.0 and 2^−48.9), well inside the Ziv test's 2^−40.
@@ -199,6 +200,21 @@ unsafe fn exp_parts(a: __m256d, table: *const f64) -> (__m256d, __m256d) {
     (s, q)
 }
 
+/// table[index] on 4 lanes by four scalar loads (two `vmovsd` + `vmovhpd` pairs) instead of
+/// a `vgatherqpd`: for [`tanh4`] that measured 1.38 → 1.29 ns per value and 32 → 30 ns per
+/// dependent call on Zen 3 (alternating processes, `ns_per_value`); for σ ([`exp_parts`])
+/// the same throughput and 33 → 34 ns per dependent call, so σ keeps the gather.
+#[inline(always)]
+unsafe fn gather4(table: *const f64, index: __m256i) -> __m256d {
+    let lo = _mm256_castsi256_si128(index);
+    let hi = _mm256_extracti128_si256::<1>(index);
+    let (i0, i1) = (_mm_cvtsi128_si64(lo) as usize, _mm_extract_epi64::<1>(lo) as usize);
+    let (i2, i3) = (_mm_cvtsi128_si64(hi) as usize, _mm_extract_epi64::<1>(hi) as usize);
+    let a = _mm_loadh_pd(_mm_load_sd(table.add(i0)), table.add(i1));
+    let b = _mm_loadh_pd(_mm_load_sd(table.add(i2)), table.add(i3));
+    _mm256_set_m128d(b, a)
+}
+
 /// tanh(k/64) for k = 0..2047, the documented (correctly rounded) values: the table of
 /// [`tanh4`]'s addition formula (16 KiB; k ≤ 1152 is used, the rest keeps any index from a
 /// NaN's bits in bounds).
@@ -217,8 +233,9 @@ static TANH_SIXTYFOURTHS: LazyLock<Box<[f64; 2048]>> = LazyLock::new(|| Box::new
 /// quotient add a rounding each: below 6·2^−53 ≈ 2^−50.4 in all, and at |x| ≥ 18, where
 /// tanh is 1 to within 2^−50.9, the clamp's on top of t's and the roundings' (k = 1152:
 /// t·(1 ± 2^−53), τ = 0): below 2^−49.4 everywhere (measured on a grid: [`tests`]). One
-/// `vgatherqpd` replaces session 20's e^{−2a} reduction, 4-entry table and quintic
-/// (measured on an AMD EPYC 7003: 1.31 → 1.08 ns per value for the approximation alone).
+/// table read replaces session 20's e^{−2a} reduction, 4-entry table and quintic (measured
+/// on an AMD EPYC 7003: 1.31 → 1.08 ns per value for the approximation alone, with
+/// `vgatherqpd`; [`gather4`] since).
 /// NaN: the index is masked into the table, the result NaN (`odd` lanes).
 #[inline(always)]
 unsafe fn tanh4(x: __m256d, table: *const f64) -> __m256d {
@@ -231,7 +248,7 @@ unsafe fn tanh4(x: __m256d, table: *const f64) -> __m256d {
     let y = _mm256_fnmadd_pd(k, _mm256_set1_pd(1.0 / 64.0), a);
     // the integer k sits in the low bits of `shifted`
     let index = _mm256_and_si256(_mm256_castpd_si256(shifted), _mm256_set1_epi64x(2047));
-    let t = _mm256_i64gather_pd::<8>(table, index);
+    let t = gather4(table, index);
     let z = _mm256_mul_pd(y, y);
     let q = _mm256_fmadd_pd(z, _mm256_fmadd_pd(z, _mm256_set1_pd(-17.0 / 315.0), _mm256_set1_pd(2.0 / 15.0)), _mm256_set1_pd(-1.0 / 3.0));
     let tau = _mm256_fmadd_pd(_mm256_mul_pd(y, z), q, y);
