@@ -203,7 +203,8 @@ unsafe fn exp_parts(a: __m256d, table: *const f64) -> (__m256d, __m256d) {
 /// table[index] on 4 lanes by four scalar loads (two `vmovsd` + `vmovhpd` pairs) instead of
 /// a `vgatherqpd`: for [`tanh4`] that measured 1.38 → 1.29 ns per value and 32 → 30 ns per
 /// dependent call on Zen 3 (alternating processes, `ns_per_value`); for σ ([`exp_parts`])
-/// the same throughput and 33 → 34 ns per dependent call, so σ keeps the gather.
+/// the same throughput and 33 → 34 ns per dependent call, so σ keeps the gather. Every
+/// index must lie in the table (the caller masks them).
 #[inline(always)]
 unsafe fn gather4(table: *const f64, index: __m256i) -> __m256d {
     let lo = _mm256_castsi256_si128(index);
