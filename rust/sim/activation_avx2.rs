@@ -165,8 +165,12 @@ unsafe fn finish<A: Approximated>(p: *mut f32, x: __m256, r: Approx8, m: usize) 
     std::ptr::copy_nonoverlapping(d.as_ptr(), p, m);
 }
 
-/// 2^{j/64}, j = 0..63 (to an ulp): the table of [`exp_parts`] (512 bytes).
-static EXP2_SIXTYFOURTHS: LazyLock<[f64; 64]> = LazyLock::new(|| std::array::from_fn(|j| (j as f64 / 64.0).exp2()));
+/// 2^{j/64}, j = 0..63, correctly rounded: every eighth entry of `activation_f64`'s table of
+/// 2^{j/512} (its high parts). The table of [`exp_parts`] (512 bytes).
+static EXP2_SIXTYFOURTHS: LazyLock<[f64; 64]> = LazyLock::new(|| std::array::from_fn(|j| crate::sim::activation_f64::consts().hi[8 * j]));
+
+/// 1.5·2^52: x + MAGIC holds round(x) in its low bits (|x| < 2^51).
+const MAGIC: f64 = 6755399441055744.0;
 
 /// (S, q) with e^{−a} = S·(1 + q): k = round(−64a/ln2), S = 2^{k/64} = 2^{j/64}·2^{⌊k/64⌋}
 /// (j = k mod 64: one `vgatherqpd` from `table`, [`EXP2_SIXTYFOURTHS`], and the floor added to
@@ -177,7 +181,6 @@ static EXP2_SIXTYFOURTHS: LazyLock<[f64; 64]> = LazyLock::new(|| std::array::fro
 /// a relative error of e^{−a}. 0 ≤ a ≤ 110, or NaN (any index, masked into the table).
 #[inline(always)]
 unsafe fn exp_parts(a: __m256d, table: *const f64) -> (__m256d, __m256d) {
-    const MAGIC: f64 = 6755399441055744.0; // 1.5·2^52
     const LN2_64: f64 = std::f64::consts::LN_2 / 64.0;
     let shifted = _mm256_fmadd_pd(a, _mm256_set1_pd(-64.0 * std::f64::consts::LOG2_E), _mm256_set1_pd(MAGIC));
     let k = _mm256_sub_pd(shifted, _mm256_set1_pd(MAGIC));
@@ -216,10 +219,13 @@ unsafe fn gather4(table: *const f64, index: __m256i) -> __m256d {
     _mm256_set_m128d(b, a)
 }
 
-/// tanh(k/64) for k = 0..2047, the documented (correctly rounded) values: the table of
-/// [`tanh4`]'s addition formula (16 KiB; k ≤ 1152 is used, the rest keeps any index from a
-/// NaN's bits in bounds).
-static TANH_SIXTYFOURTHS: LazyLock<Box<[f64; 2048]>> = LazyLock::new(|| Box::new(std::array::from_fn(|k| crate::sim::activation_f64::tanh(k as f64 / 64.0))));
+/// Entries of [`TANH_SIXTYFOURTHS`]: a power of two, so that masking any index (a NaN's
+/// bits) keeps it in the table.
+const TANH_ENTRIES: usize = 2048;
+
+/// tanh(k/64) for k = 0..TANH_ENTRIES − 1, the documented (correctly rounded) values: the
+/// table of [`tanh4`]'s addition formula (16 KiB; k ≤ 1152 is used).
+static TANH_SIXTYFOURTHS: LazyLock<Box<[f64; TANH_ENTRIES]>> = LazyLock::new(|| Box::new(std::array::from_fn(|k| crate::sim::activation_f64::tanh(k as f64 / 64.0))));
 
 /// tanh on 4 lanes by the addition formula, relative error < 2^−49: with a = min(|x|, 18),
 /// k = round(64a) and y = a − k/64 (exact: |y| ≤ 2^−7, a and k/64 on a common grid),
@@ -240,7 +246,6 @@ static TANH_SIXTYFOURTHS: LazyLock<Box<[f64; 2048]>> = LazyLock::new(|| Box::new
 /// NaN: the index is masked into the table, the result NaN (`odd` lanes).
 #[inline(always)]
 unsafe fn tanh4(x: __m256d, table: *const f64) -> __m256d {
-    const MAGIC: f64 = 6755399441055744.0; // 1.5·2^52
     let sign = _mm256_set1_pd(-0.0);
     // |x| clamped at 18; NaN passes (vminpd returns its second operand)
     let a = _mm256_min_pd(_mm256_set1_pd(18.0), _mm256_andnot_pd(sign, x));
@@ -248,7 +253,7 @@ unsafe fn tanh4(x: __m256d, table: *const f64) -> __m256d {
     let k = _mm256_sub_pd(shifted, _mm256_set1_pd(MAGIC));
     let y = _mm256_fnmadd_pd(k, _mm256_set1_pd(1.0 / 64.0), a);
     // the integer k sits in the low bits of `shifted`
-    let index = _mm256_and_si256(_mm256_castpd_si256(shifted), _mm256_set1_epi64x(2047));
+    let index = _mm256_and_si256(_mm256_castpd_si256(shifted), _mm256_set1_epi64x(TANH_ENTRIES as i64 - 1));
     let t = gather4(table, index);
     let z = _mm256_mul_pd(y, y);
     let q = _mm256_fmadd_pd(z, _mm256_fmadd_pd(z, _mm256_set1_pd(-17.0 / 315.0), _mm256_set1_pd(2.0 / 15.0)), _mm256_set1_pd(-1.0 / 3.0));
