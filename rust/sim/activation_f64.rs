@@ -10,8 +10,10 @@
 //!    value of a chunk of 64. It decides about 99% of σ's values, and of tanh's all but
 //!    0.07% on (−8, 8), 2.3% on (−1, 1) and 1.2% on (−1/8, 1/8) (tanh's bound widens
 //!    towards |x| ≈ 0.1 from both sides: the odd series below it, e^{−2|x|} above).
-//! 2. The values it leaves, gathered: the double-double evaluation below (relative error
-//!    below 2^−73), e = 2^−70·|hi|.
+//!    On AVX2 + FMA the tier runs in `activation_f64_avx2`'s spelling: the same operations in
+//!    stages over a chunk (the scalar lanes' chain is bound by latency).
+//! 2. The values it leaves, gathered (across chunks, up to 64 at a time): the double-double
+//!    evaluation below (relative error below 2^−73), e = 2^−70·|hi|.
 //! 3. What that leaves (about one value in 10^5 of the second tier's): the exact computation
 //!    of `num::correctly_rounded`.
 //!
@@ -51,9 +53,9 @@ const TABLE: usize = 1 << TABLE_BITS;
 /// The relative half-width of Ziv's interval (the error is below 2^−74).
 pub const ERR: f64 = 1.0 / (1u128 << 70) as f64;
 /// σ below this (and above `SIGMOID_ZERO`) is left to the exact computation.
-const SIGMOID_LOW: f64 = -680.0;
+pub(crate) const SIGMOID_LOW: f64 = -680.0;
 /// 1.5·2^52: y·512/ln 2 + MAGIC holds round(y·512/ln 2) in its low bits.
-const MAGIC: f64 = 6_755_399_441_055_744.0;
+pub(crate) const MAGIC: f64 = 6_755_399_441_055_744.0;
 
 /// T_j = 2^{j/512} = hi[j] + lo[j], and ln 2/512 = c1 + c2 + c3 (c1 with 32 significant bits).
 pub(crate) struct Consts {
@@ -63,7 +65,7 @@ pub(crate) struct Consts {
     pub(crate) c2: f64,
     c3: f64,
     /// 512/ln 2 rounded.
-    inv: f64,
+    pub(crate) inv: f64,
 }
 
 /// The constants, computed once from malachite-float's correctly rounded values.
@@ -307,34 +309,62 @@ fn tier_pass<const FMA: bool, const TIER: bool>(f: Func, xs: &[f64], out: &mut [
     }
 }
 
-const CHUNK: usize = 64;
+pub(crate) const CHUNK: usize = 64;
 
-/// f over `xs` in place: the first tier over a chunk, the double-double tier over the
-/// values it left undecided (gathered, so that this pass is vectorised too), the exact
-/// computation for the few left after that.
+/// The first tier over `xs` (at most CHUNK values), portable: the results into `out`, the
+/// positions of the values it leaves undecided into `undecided`; returns how many.
 #[inline(always)]
-pub(crate) fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64]) {
-    let (mut out, mut undecided) = ([0f64; CHUNK], [0u8; CHUNK]);
-    let (mut idx, mut rest, mut rest_out) = ([0u8; CHUNK], [0f64; CHUNK], [0f64; CHUNK]);
-    for chunk in xs.chunks_mut(CHUNK) {
-        let m = chunk.len();
-        tier_pass::<FMA, QUICK>(f, chunk, &mut out[..m], &mut undecided[..m]);
-        let mut n = 0;
-        for (i, &u) in undecided[..m].iter().enumerate() {
-            idx[n] = i as u8;
-            n += usize::from(u);
+fn quick_pass<const FMA: bool>(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
+    let mut flags = [0u8; CHUNK];
+    let m = xs.len();
+    tier_pass::<FMA, QUICK>(f, xs, &mut out[..m], &mut flags[..m]);
+    let mut n = 0;
+    for (i, &u) in flags[..m].iter().enumerate() {
+        undecided[n] = i as u8;
+        n += usize::from(u);
+    }
+    n
+}
+
+/// f over `xs` in place: the first tier (`quick`: [`quick_pass`], or its AVX2 spelling) over
+/// each chunk; the values it leaves undecided are collected (across chunks, up to CHUNK of
+/// them, so that the pass over them is vectorised and its fixed cost shared) and go through
+/// the double-double tier, and the few left after that through the exact computation.
+#[inline(always)]
+fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64], quick: impl Fn(Func, &[f64], &mut [f64], &mut [u8]) -> usize) {
+    let (mut out, mut idx) = ([0f64; CHUNK], [0u8; CHUNK]);
+    // the values left undecided so far, and their positions in xs
+    let (mut rest, mut at, mut pending) = ([0f64; CHUNK], [0usize; CHUNK], 0);
+    let mut start = 0;
+    while start < xs.len() {
+        let m = (xs.len() - start).min(CHUNK);
+        let n = quick(f, &xs[start..start + m], &mut out[..m], &mut idx);
+        if pending + n > CHUNK {
+            second_tier::<FMA>(f, xs, &rest[..pending], &at[..pending]);
+            pending = 0;
         }
-        if n > 0 {
-            for (r, &i) in rest[..n].iter_mut().zip(&idx[..n]) {
-                *r = chunk[usize::from(i)];
-            }
-            // (`undecided` is free again: `idx` holds the positions; it takes this tier's flags)
-            tier_pass::<FMA, DOUBLE>(f, &rest[..n], &mut rest_out[..n], &mut undecided[..n]);
-            for ((&i, &v), (&u, &x)) in idx[..n].iter().zip(&rest_out[..n]).zip(undecided[..n].iter().zip(&rest[..n])) {
-                out[usize::from(i)] = if u == 0 { v } else { exact(f, x) };
-            }
+        for &i in &idx[..n] {
+            (rest[pending], at[pending]) = (xs[start + usize::from(i)], start + usize::from(i));
+            pending += 1;
         }
-        chunk.copy_from_slice(&out[..m]);
+        xs[start..start + m].copy_from_slice(&out[..m]);
+        start += m;
+    }
+    second_tier::<FMA>(f, xs, &rest[..pending], &at[..pending]);
+}
+
+/// The double-double tier over `rest` (at most CHUNK values, gathered from xs at `at`), the
+/// exact computation for what it leaves; the results into xs at `at`.
+#[inline(always)]
+fn second_tier<const FMA: bool>(f: Func, xs: &mut [f64], rest: &[f64], at: &[usize]) {
+    let n = rest.len();
+    if n == 0 {
+        return;
+    }
+    let (mut rest_out, mut flags) = ([0f64; CHUNK], [0u8; CHUNK]);
+    tier_pass::<FMA, DOUBLE>(f, rest, &mut rest_out[..n], &mut flags[..n]);
+    for (((&i, &v), &u), &x) in at.iter().zip(&rest_out[..n]).zip(&flags[..n]).zip(rest) {
+        xs[i] = if u == 0 { v } else { exact(f, x) };
     }
 }
 
@@ -363,19 +393,25 @@ pub fn slice(f: Func, xs: &mut [f64]) {
             return unsafe { slice_avx2(f, xs) };
         }
     }
-    slice_body::<PORTABLE_FMA>(f, xs)
+    portable(f, xs)
+}
+
+/// f over `xs`, in place, correctly rounded, without SIMD beyond what the build targets.
+pub(crate) fn portable(f: Func, xs: &mut [f64]) {
+    slice_body::<PORTABLE_FMA>(f, xs, quick_pass::<PORTABLE_FMA>)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,avx,fma")]
 unsafe fn slice_avx512(f: Func, xs: &mut [f64]) {
-    slice_body::<true>(f, xs)
+    slice_body::<true>(f, xs, quick_pass::<true>)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx,fma")]
 pub(crate) unsafe fn slice_avx2(f: Func, xs: &mut [f64]) {
-    slice_body::<true>(f, xs)
+    // SAFETY: the caller's CPU has AVX2 and FMA; `slice_body` passes buffers of CHUNK.
+    slice_body::<true>(f, xs, |f, xs, out, undecided| unsafe { crate::sim::activation_f64_avx2::quick_pass(f, xs, out, undecided) })
 }
 
 /// f(x) for one value: the tiers in turn, then, when undecided, the exact computation.

@@ -51,7 +51,7 @@ pub const ERR_TANH_SERIES_FLOOR: f64 = 1.0 / (1u128 << 75) as f64;
 
 /// tanh's Taylor coefficients c_1..c_8 of a^3, a^5, …, a^17: 2^{2n}(2^{2n} − 1)B_{2n}/(2n)!.
 #[allow(clippy::excessive_precision)]
-const TANH_SERIES: [f64; 8] = [
+pub(crate) const TANH_SERIES: [f64; 8] = [
     -1.0 / 3.0,
     2.0 / 15.0,
     -17.0 / 315.0,

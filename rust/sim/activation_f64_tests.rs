@@ -53,8 +53,8 @@ fn every_path_gives_the_correctly_rounded_value() {
         slice(f, &mut dispatched);
         assert!(same(&dispatched, &want), "{f:?}: the dispatched slice");
         let (mut fma, mut dekker) = (xs.clone(), xs.clone());
-        slice_body::<true>(f, &mut fma);
-        slice_body::<false>(f, &mut dekker);
+        slice_body::<true>(f, &mut fma, quick_pass::<true>);
+        slice_body::<false>(f, &mut dekker, quick_pass::<false>);
         assert!(same(&fma, &want), "{f:?}: the FMA body");
         assert!(same(&dekker, &want), "{f:?}: the Dekker body");
         #[cfg(target_arch = "x86_64")]
@@ -168,6 +168,50 @@ fn the_table_is_two_to_the_j_over_512() {
 }
 
 
+/// The AVX2 spelling of the first tier (`activation_f64_avx2`) equals the scalar lanes, lane
+/// by lane, value and decision, on random values of every magnitude and on the edges of
+/// every range (NaN, ±∞, the clamps, the series' end).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_avx2_first_tier_is_the_scalar_one() {
+    use crate::num::correctly_rounded::{SIGMOID_ONE, SIGMOID_ZERO, TANH_ONE, TANH_TINY};
+    use crate::sim::activation_f64_avx2::quick_pass as avx2_pass;
+    if !crate::sim::cpu::avx2_fma() {
+        return;
+    }
+    let c = consts();
+    let mut g = Bits::new(0xf64a_4a32_0001);
+    let mut xs: Vec<f64> = (0..40_000).map(|i| g.value(-40, 10) / if i % 3 == 0 { 64.0 } else { 1.0 }).collect();
+    for e in [TANH_TINY, TANH_ONE, SIGMOID_ONE, SIGMOID_ZERO, SIGMOID_LOW, TANH_SERIES_BELOW, 0.0, f64::MIN_POSITIVE, 0.5, 0.75] {
+        for v in [e, e.next_up(), e.next_down()] {
+            xs.extend([v, -v]);
+        }
+    }
+    xs.extend([f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 700.0, -700.0, 1e300, -1e300]);
+    let mut open_count = [0usize; 2];
+    for (fi, f) in [Func::Tanh, Func::Sigmoid].into_iter().enumerate() {
+        // chunks of 61 values: the last vector of each is partial
+        for chunk in xs.chunks(61) {
+            let (mut out, mut idx) = ([0f64; CHUNK], [0u8; CHUNK]);
+            // SAFETY: the CPU has AVX2 and FMA (checked above); the buffers hold CHUNK values.
+            let n = unsafe { avx2_pass(f, chunk, &mut out, &mut idx) };
+            open_count[fi] += n;
+            for (i, &x) in chunk.iter().enumerate() {
+                let (v, decided) = match f {
+                    Func::Tanh => tanh_lane::<true, QUICK>(x, c),
+                    Func::Sigmoid => sigmoid_lane::<true, QUICK>(x, c),
+                };
+                assert_eq!(decided, !idx[..n].contains(&(i as u8)), "{f:?}({x:e}): decided");
+                if decided {
+                    assert_eq!(out[i].to_bits(), v.to_bits(), "{f:?}({x:e}) = {v:e}, AVX2 {:e}", out[i]);
+                }
+            }
+        }
+    }
+    // both outcomes were exercised
+    assert!(open_count.iter().all(|&n| n > 0 && n < xs.len() / 10), "{open_count:?}");
+}
+
 /// A slice function under the timer.
 type Timed = Box<dyn Fn(&mut [f64])>;
 
@@ -185,8 +229,8 @@ fn f64_ns_per_value() {
     let mut cases: Vec<(&str, Timed)> = vec![
         ("tanh, dispatched", Box::new(|v: &mut [f64]| slice(Func::Tanh, v))),
         ("sigmoid, dispatched", Box::new(|v: &mut [f64]| slice(Func::Sigmoid, v))),
-        ("tanh, portable", Box::new(|v: &mut [f64]| slice_body::<PORTABLE_FMA>(Func::Tanh, v))),
-        ("sigmoid, portable", Box::new(|v: &mut [f64]| slice_body::<PORTABLE_FMA>(Func::Sigmoid, v))),
+        ("tanh, portable", Box::new(|v: &mut [f64]| portable(Func::Tanh, v))),
+        ("sigmoid, portable", Box::new(|v: &mut [f64]| portable(Func::Sigmoid, v))),
         ("tanh, one call per value", Box::new(|v: &mut [f64]| v.iter_mut().for_each(|x| *x = tanh(*x)))),
         ("sigmoid, one call per value", Box::new(|v: &mut [f64]| v.iter_mut().for_each(|x| *x = sigmoid(*x)))),
         ("tanh, libm", Box::new(libm_tanh)),
@@ -210,6 +254,28 @@ fn f64_ns_per_value() {
             ns = ns.min(t0.elapsed().as_secs_f64() * 1e9 / (50.0 * 4096.0));
         }
         eprintln!("{name}: {ns:.2} ns/value");
+    }
+    // the first tier alone, per chunk: the compiler's vectorisation of the scalar lanes and
+    // the AVX2 spelling (`activation_f64_avx2`)
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx2_fma() {
+        for f in [Func::Tanh, Func::Sigmoid] {
+            let (mut out, mut idx) = ([0f64; CHUNK], [0u8; CHUNK]);
+            for avx2 in [false, true] {
+                let mut ns = f64::INFINITY;
+                for _ in 0..20 {
+                    let t0 = std::time::Instant::now();
+                    for _ in 0..50 {
+                        for ch in xs.chunks(CHUNK) {
+                            // SAFETY: the CPU has AVX2 and FMA (checked above); the buffers hold CHUNK.
+                            std::hint::black_box(unsafe { if avx2 { crate::sim::activation_f64_avx2::quick_pass(f, ch, &mut out, &mut idx) } else { quick_fma(f, ch, &mut out, &mut idx) } });
+                        }
+                    }
+                    ns = ns.min(t0.elapsed().as_secs_f64() * 1e9 / (50.0 * 4096.0));
+                }
+                eprintln!("{f:?}, first tier alone, {}: {ns:.2} ns/value", if avx2 { "AVX2 spelling" } else { "vectorised by the compiler" });
+            }
+        }
     }
     // how often the first tier leaves a value to the double-double one
     let c = consts();
@@ -240,4 +306,12 @@ fn f64_ns_per_value() {
         std::hint::black_box(cr::sigmoid(x));
     }
     eprintln!("exact computation (num::correctly_rounded): {:.0} ns/value", t0.elapsed().as_secs_f64() * 1e9 / 800.0);
+}
+
+
+/// The portable first tier compiled for AVX2 + FMA (the comparison of `f64_ns_per_value`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx,fma")]
+unsafe fn quick_fma(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
+    quick_pass::<true>(f, xs, out, undecided)
 }
