@@ -1,5 +1,6 @@
 //! tanh and σ correctly rounded to f64, fast: about 4 ns per value on AVX-512 where glibc's
-//! (not correctly rounded) scalar tanh takes 15. The results are those of
+//! (not correctly rounded) scalar tanh takes 15; with AVX2 on Zen 3 (`activation_f64_avx2`)
+//! σ 3.9 and tanh 5.2 ns per value on (−8, 8), where glibc's tanh takes 18–25. The results are those of
 //! `num::correctly_rounded` (the definition), bit for bit; the speed depends on the CPU
 //! (AVX-512, AVX2 + FMA, portable), the bits do not.
 //!
