@@ -13,8 +13,9 @@
 //! six (|x| and which formula, the series, then σ's four on e^{−2|x|}). Within a pass the
 //! vectors are independent and the chain is a fraction of the whole, so the window holds
 //! several vectors of it: the tier alone measured σ 5.6 → 3.4 ns per value and tanh
-//! 7.5 → 4.8 on Zen 3 (`f64_ns_per_value`). Splitting the quotient into two passes measured
-//! slower (σ 4.8–6.3 ns). Also: the 2^{j/512} table is read as (high, low) pairs, one 16-byte load per lane
+//! 7.5 → 4.8 on Zen 3 (`f64_ns_per_value`), then 2.8 and 4.0 with the intermediate arrays
+//! made once per slice ([`Scratch`]) instead of zeroed per chunk. Splitting the quotient
+//! into two passes measured slower (σ 4.8–6.3 ns, with per-chunk arrays). Also: the 2^{j/512} table is read as (high, low) pairs, one 16-byte load per lane
 //! with the index from memory; tanh evaluates only the formulas some lane of a vector needs
 //! (the odd series below |x| = 0.083, e^{−2|x|} above); and the undecided lanes come out
 //! as a 4-bit mask per vector, appended to the caller's list of positions.
@@ -35,25 +36,29 @@ const VECS: usize = CHUNK / 4;
 
 /// The first tier over `xs` (at most CHUNK values): the results into `out`, and the
 /// positions of the values it leaves undecided into `undecided`; returns how many it left.
-/// σ runs all 16 vectors of the padded chunk (constant trip counts, measured faster), tanh
-/// the ones holding input (it picks its vectors per pass anyway).
+/// σ runs all 16 vectors of the chunk (constant trip counts, measured faster; the vectors
+/// past the input hold earlier chunks' values, whose results are dropped), tanh the ones
+/// holding input (it picks its vectors per pass anyway).
 ///
 /// # Safety
 /// The CPU must have AVX2 and FMA.
 #[target_feature(enable = "avx2,avx,fma")]
-pub(crate) unsafe fn quick_pass(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
+pub(crate) unsafe fn quick_pass(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8], s: &mut Scratch) -> usize {
     let m = xs.len();
     assert!(m <= CHUNK && out.len() >= m && undecided.len() >= m, "quick_pass: more than a chunk, or buffers shorter than the input");
     let nv = m.div_ceil(4);
-    // the input padded with 0.5 (an ordinary value) to whole vectors
-    let mut x = [_mm256_set1_pd(0.5); VECS];
-    std::ptr::copy_nonoverlapping(xs.as_ptr(), x.as_mut_ptr() as *mut f64, m);
-    let (mut v, mut open) = ([_mm256_setzero_pd(); VECS], [0i32; VECS]);
+    // the input, its last vector padded with 0.5 (an ordinary value)
+    let x = s.x.as_mut_ptr() as *mut f64;
+    std::ptr::copy_nonoverlapping(xs.as_ptr(), x, m);
+    for i in m..4 * nv {
+        *x.add(i) = 0.5;
+    }
     let c = consts();
     match f {
-        Func::Tanh => tanh_chunk(&x[..nv], &mut v, &mut open, c),
-        Func::Sigmoid => sigmoid_chunk(&x, &mut v, &mut open, c),
+        Func::Tanh => tanh_chunk(nv, s, c),
+        Func::Sigmoid => sigmoid_chunk(s, c),
     }
+    let (v, open) = (&s.v, &s.open);
     std::ptr::copy_nonoverlapping(v.as_ptr() as *const f64, out.as_mut_ptr(), m);
     let mut n = 0;
     for (i, &o) in open[..nv].iter().enumerate() {
@@ -68,6 +73,32 @@ pub(crate) unsafe fn quick_pass(f: Func, xs: &[f64], out: &mut [f64], undecided:
         }
     }
     n
+}
+
+/// The intermediate values of a chunk, one vector of 4 lanes per entry (about 7 KiB, in L1),
+/// made once per slice: zeroing them per chunk measured as a sixth of σ's time.
+pub(crate) struct Scratch {
+    x: [__m256d; VECS],
+    /// The results.
+    v: [__m256d; VECS],
+    /// The undecided lanes' bits.
+    open: [i32; VECS],
+    e: ExpStages,
+    q: Operands,
+    /// tanh: |x| clamped, which lanes take the series, and the series' pairs and bounds.
+    am: [__m256d; VECS],
+    series: [i32; VECS],
+    sh: [__m256d; VECS],
+    sl: [__m256d; VECS],
+    se: [__m256d; VECS],
+}
+
+impl Scratch {
+    pub(crate) fn new() -> Scratch {
+        // SAFETY: every field is an array of f64 vectors or of integers, for which all-zero
+        // bits are a value.
+        unsafe { std::mem::zeroed() }
+    }
 }
 
 #[inline(always)]
@@ -113,12 +144,6 @@ struct Operands {
 }
 
 impl Operands {
-    #[inline(always)]
-    unsafe fn new() -> Operands {
-        let z = [_mm256_setzero_pd(); VECS];
-        Operands { nh: z, nl: z, dh: z, dl: z }
-    }
-
     /// The quotient of vector i as a pair, and 1/dh.
     #[inline(always)]
     unsafe fn divide(&self, i: usize) -> ((__m256d, __m256d), __m256d) {
@@ -146,11 +171,6 @@ struct ExpStages {
 }
 
 impl ExpStages {
-    #[inline(always)]
-    unsafe fn new() -> ExpStages {
-        ExpStages { scale: [_mm256_setzero_pd(); VECS], j: [[0; 4]; VECS], r: [_mm256_setzero_pd(); VECS] }
-    }
-
     /// Stage 1: n = round(y·512/ln 2) = 512k + j, 2^k, r = (y − n·c1) − n·c2.
     #[inline(always)]
     unsafe fn reduce(&mut self, i: usize, y: __m256d, c: &Consts) {
@@ -209,8 +229,8 @@ const SIGMOID_RADIUS: f64 = (SIGMOID_ONE - SIGMOID_LOW) / 2.0;
 /// `activation_f64::sigmoid_lane` (first tier) over a chunk of vectors: the values, and the
 /// undecided lanes' bits per vector.
 #[inline(always)]
-unsafe fn sigmoid_chunk(x: &[__m256d; VECS], v: &mut [__m256d; VECS], open: &mut [i32; VECS], c: &Consts) {
-    let mut e = ExpStages::new();
+unsafe fn sigmoid_chunk(s: &mut Scratch, c: &Consts) {
+    let Scratch { x, v, open, e, q, .. } = s;
     for (i, &x) in x.iter().enumerate() {
         // clamp as f64::clamp does (NaN lanes are replaced below); y = −|xm|
         let xm = _mm256_min_pd(_mm256_max_pd(x, splat(SIGMOID_LOW)), splat(SIGMOID_ONE));
@@ -220,7 +240,6 @@ unsafe fn sigmoid_chunk(x: &[__m256d; VECS], v: &mut [__m256d; VECS], open: &mut
         e.polynomial(i);
     }
     // the quotient's operands, then the quotient
-    let mut q = Operands::new();
     for (i, &x) in x.iter().enumerate() {
         let (scale, th, b) = e.parts(i);
         let (eh, el) = fast_two_sum(th, b);
@@ -271,20 +290,18 @@ const TANH_RADIUS: f64 = (TANH_ONE - TANH_TINY) / 2.0;
 /// undecided lanes' bits per vector. A vector evaluates the series, e^{−2a} or both, as its
 /// lanes need (`activation_f64_quick::tanh_quick` selects per lane).
 #[inline(always)]
-unsafe fn tanh_chunk(x: &[__m256d], v: &mut [__m256d; VECS], open: &mut [i32; VECS], c: &Consts) {
-    let zero = _mm256_setzero_pd();
-    let (mut am, mut series) = ([zero; VECS], [0i32; VECS]);
+unsafe fn tanh_chunk(nv: usize, st: &mut Scratch, c: &Consts) {
+    let Scratch { x, v, open, e, q, am, series, sh, sl, se } = st;
+    let x = &x[..nv];
     for (i, &x) in x.iter().enumerate() {
         // clamp as f64::clamp does (NaN lanes are replaced below)
         am[i] = _mm256_min_pd(_mm256_max_pd(abs(x), splat(TANH_TINY)), splat(TANH_ONE.next_down()));
         series[i] = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_LT_OQ>(am[i], splat(TANH_SERIES_BELOW)));
     }
     let by_exp = |i: usize| series[i] != 0b1111;
-    let (mut sh, mut sl, mut se) = ([zero; VECS], [zero; VECS], [zero; VECS]);
     for i in (0..x.len()).filter(|&i| series[i] != 0) {
         (sh[i], sl[i], se[i]) = tanh_series(am[i]);
     }
-    let mut e = ExpStages::new();
     for i in (0..x.len()).filter(|&i| by_exp(i)) {
         e.reduce(i, _mm256_mul_pd(splat(-2.0), am[i]), c);
     }
@@ -292,7 +309,6 @@ unsafe fn tanh_chunk(x: &[__m256d], v: &mut [__m256d; VECS], open: &mut [i32; VE
         e.polynomial(i);
     }
     // m = e^{−2a} − 1 (`tanh_by_exp`), and the quotient's operands −m and 2 + m
-    let mut q = Operands::new();
     for i in (0..x.len()).filter(|&i| by_exp(i)) {
         let (scale, th, b) = e.parts(i);
         // k ∈ {0, −1}: 2^k·((th − 2^−k) + B)
@@ -307,7 +323,6 @@ unsafe fn tanh_chunk(x: &[__m256d], v: &mut [__m256d; VECS], open: &mut [i32; VE
         let (d_h, d_l) = fast_two_sum(splat(2.0), m_h);
         (q.nh[i], q.nl[i], q.dh[i], q.dl[i]) = (neg(m_h), neg(m_l), d_h, _mm256_add_pd(d_l, m_l));
     }
-
     for (i, &x) in x.iter().enumerate() {
         let s = _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_and_si256(_mm256_set1_epi64x(series[i] as i64), _mm256_set_epi64x(8, 4, 2, 1)), _mm256_setzero_si256()));
         let (qh, ql, err) = if series[i] == 0b1111 {

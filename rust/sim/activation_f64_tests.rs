@@ -189,12 +189,14 @@ fn the_avx2_first_tier_is_the_scalar_one() {
     }
     xs.extend([f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 700.0, -700.0, 1e300, -1e300]);
     let mut open_count = [0usize; 2];
+    // one scratch for all chunks, as `slice_avx2` uses it (earlier chunks' values stay in it)
+    let mut scratch = crate::sim::activation_f64_avx2::Scratch::new();
     for (fi, f) in [Func::Tanh, Func::Sigmoid].into_iter().enumerate() {
         // chunks of 61 values: the last vector of each is partial
         for chunk in xs.chunks(61) {
             let (mut out, mut idx) = ([0f64; CHUNK], [0u8; CHUNK]);
             // SAFETY: the CPU has AVX2 and FMA (checked above); the buffers hold CHUNK values.
-            let n = unsafe { avx2_pass(f, chunk, &mut out, &mut idx) };
+            let n = unsafe { avx2_pass(f, chunk, &mut out, &mut idx, &mut scratch) };
             open_count[fi] += n;
             for (i, &x) in chunk.iter().enumerate() {
                 let (v, decided) = match f {
@@ -261,6 +263,7 @@ fn f64_ns_per_value() {
     if crate::sim::cpu::avx2_fma() {
         for f in [Func::Tanh, Func::Sigmoid] {
             let (mut out, mut idx) = ([0f64; CHUNK], [0u8; CHUNK]);
+            let mut scratch = crate::sim::activation_f64_avx2::Scratch::new();
             for avx2 in [false, true] {
                 let mut ns = f64::INFINITY;
                 for _ in 0..20 {
@@ -268,7 +271,7 @@ fn f64_ns_per_value() {
                     for _ in 0..50 {
                         for ch in xs.chunks(CHUNK) {
                             // SAFETY: the CPU has AVX2 and FMA (checked above); the buffers hold CHUNK.
-                            std::hint::black_box(unsafe { if avx2 { crate::sim::activation_f64_avx2::quick_pass(f, ch, &mut out, &mut idx) } else { quick_fma(f, ch, &mut out, &mut idx) } });
+                            std::hint::black_box(unsafe { if avx2 { crate::sim::activation_f64_avx2::quick_pass(f, ch, &mut out, &mut idx, &mut scratch) } else { quick_fma(f, ch, &mut out, &mut idx) } });
                         }
                     }
                     ns = ns.min(t0.elapsed().as_secs_f64() * 1e9 / (50.0 * 4096.0));
