@@ -312,6 +312,23 @@ fn tier_pass<const FMA: bool, const TIER: bool>(f: Func, xs: &[f64], out: &mut [
 
 pub(crate) const CHUNK: usize = 64;
 
+/// A spelling of the first tier: over `xs` (at most CHUNK values), the results into `out`,
+/// the positions of the values it leaves undecided into `undecided`; returns how many.
+/// (A trait rather than a closure: its `#[inline(always)]` method is inlined into the
+/// caller, target features included.)
+pub(crate) trait FirstTier {
+    fn pass(&mut self, f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize;
+}
+
+/// The scalar lanes of this module ([`quick_pass`]), vectorised by the compiler.
+pub(crate) struct Lanes<const FMA: bool>;
+impl<const FMA: bool> FirstTier for Lanes<FMA> {
+    #[inline(always)]
+    fn pass(&mut self, f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
+        quick_pass::<FMA>(f, xs, out, undecided)
+    }
+}
+
 /// The first tier over `xs` (at most CHUNK values), portable: the results into `out`, the
 /// positions of the values it leaves undecided into `undecided`; returns how many.
 #[inline(always)]
@@ -327,19 +344,19 @@ fn quick_pass<const FMA: bool>(f: Func, xs: &[f64], out: &mut [f64], undecided: 
     n
 }
 
-/// f over `xs` in place: the first tier (`quick`: [`quick_pass`], or its AVX2 spelling) over
+/// f over `xs` in place: the first tier (`quick`: [`Lanes`], or the AVX2 spelling) over
 /// each chunk; the values it leaves undecided are collected (across chunks, up to CHUNK of
 /// them, so that the pass over them is vectorised and its fixed cost shared) and go through
 /// the double-double tier, and the few left after that through the exact computation.
 #[inline(always)]
-fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64], mut quick: impl FnMut(Func, &[f64], &mut [f64], &mut [u8]) -> usize) {
+fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64], quick: &mut impl FirstTier) {
     let (mut out, mut idx) = ([0f64; CHUNK], [0u8; CHUNK]);
     // the values left undecided so far, and their positions in xs
     let (mut rest, mut at, mut pending) = ([0f64; CHUNK], [0usize; CHUNK], 0);
     let mut start = 0;
     while start < xs.len() {
         let m = (xs.len() - start).min(CHUNK);
-        let n = quick(f, &xs[start..start + m], &mut out[..m], &mut idx);
+        let n = quick.pass(f, &xs[start..start + m], &mut out[..m], &mut idx);
         if pending + n > CHUNK {
             second_tier::<FMA>(f, xs, &rest[..pending], &at[..pending]);
             pending = 0;
@@ -399,22 +416,20 @@ pub fn slice(f: Func, xs: &mut [f64]) {
 
 /// f over `xs`, in place, correctly rounded, without SIMD beyond what the build targets.
 pub(crate) fn portable(f: Func, xs: &mut [f64]) {
-    slice_body::<PORTABLE_FMA>(f, xs, quick_pass::<PORTABLE_FMA>)
+    slice_body::<PORTABLE_FMA>(f, xs, &mut Lanes::<PORTABLE_FMA>)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,avx,fma")]
 unsafe fn slice_avx512(f: Func, xs: &mut [f64]) {
-    slice_body::<true>(f, xs, quick_pass::<true>)
+    slice_body::<true>(f, xs, &mut Lanes::<true>)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx,fma")]
 pub(crate) unsafe fn slice_avx2(f: Func, xs: &mut [f64]) {
-    use crate::sim::activation_f64_avx2::{quick_pass, Scratch};
-    let mut scratch = Scratch::new();
-    // SAFETY: the caller's CPU has AVX2 and FMA; `slice_body` passes buffers of CHUNK.
-    slice_body::<true>(f, xs, |f, xs, out, undecided| unsafe { quick_pass(f, xs, out, undecided, &mut scratch) })
+    // SAFETY: the caller's CPU has AVX2 and FMA.
+    slice_body::<true>(f, xs, &mut unsafe { crate::sim::activation_f64_avx2::Avx2::new() })
 }
 
 /// f(x) for one value: the tiers in turn, then, when undecided, the exact computation.

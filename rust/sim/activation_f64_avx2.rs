@@ -25,7 +25,7 @@
 //! `*_lane`'s values: the same selections, vectorised.
 
 use crate::num::correctly_rounded::{SIGMOID_ONE, SIGMOID_ZERO, TANH_ONE, TANH_TINY};
-use crate::sim::activation_f64::{consts, Consts, CHUNK, MAGIC, SIGMOID_LOW};
+use crate::sim::activation_f64::{consts, Consts, FirstTier, CHUNK, MAGIC, SIGMOID_LOW};
 use crate::sim::activation_f64_quick::{ERR_SIGMOID, ERR_TANH, ERR_TANH_FLOOR, ERR_TANH_SERIES, ERR_TANH_SERIES_FLOOR, TANH_SERIES, TANH_SERIES_BELOW};
 use crate::sim::ziv::Func;
 use std::arch::x86_64::*;
@@ -98,6 +98,25 @@ impl Scratch {
         // SAFETY: every field is an array of f64 vectors or of integers, for which all-zero
         // bits are a value.
         unsafe { std::mem::zeroed() }
+    }
+}
+
+/// This spelling as `activation_f64`'s first tier, with its scratch.
+pub(crate) struct Avx2(Scratch);
+
+impl Avx2 {
+    /// # Safety
+    /// The CPU must have AVX2 and FMA (`pass` runs [`quick_pass`]).
+    pub(crate) unsafe fn new() -> Avx2 {
+        Avx2(Scratch::new())
+    }
+}
+
+impl FirstTier for Avx2 {
+    #[inline(always)]
+    fn pass(&mut self, f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
+        // SAFETY: `new`'s caller vouched for AVX2 and FMA.
+        unsafe { quick_pass(f, xs, out, undecided, &mut self.0) }
     }
 }
 

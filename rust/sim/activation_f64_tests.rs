@@ -53,8 +53,8 @@ fn every_path_gives_the_correctly_rounded_value() {
         slice(f, &mut dispatched);
         assert!(same(&dispatched, &want), "{f:?}: the dispatched slice");
         let (mut fma, mut dekker) = (xs.clone(), xs.clone());
-        slice_body::<true>(f, &mut fma, quick_pass::<true>);
-        slice_body::<false>(f, &mut dekker, quick_pass::<false>);
+        slice_body::<true>(f, &mut fma, &mut Lanes::<true>);
+        slice_body::<false>(f, &mut dekker, &mut Lanes::<false>);
         assert!(same(&fma, &want), "{f:?}: the FMA body");
         assert!(same(&dekker, &want), "{f:?}: the Dekker body");
         #[cfg(target_arch = "x86_64")]
