@@ -193,47 +193,26 @@ const MAGIC: f64 = 6755399441055744.0;
 /// a relative error of e^{−a}. 0 ≤ a ≤ 110, or NaN (any index, masked into the table).
 #[inline(always)]
 unsafe fn exp_parts(a: __m256d, table: *const f64) -> (__m256d, __m256d) {
-    let (r, bits) = exp_reduce(a);
-    let t = _mm256_i64gather_pd::<8>(table, exp_index(bits));
-    (exp_scale(t, bits), expm1_small(r))
-}
-
-/// [`exp_parts`]' reduction: (r, the bits of k + 3·2^51, whose low 32 bits are k).
-#[inline(always)]
-unsafe fn exp_reduce(a: __m256d) -> (__m256d, __m256i) {
     const LN2_64: f64 = std::f64::consts::LN_2 / 64.0;
     let shifted = _mm256_fmadd_pd(a, _mm256_set1_pd(-64.0 * std::f64::consts::LOG2_E), _mm256_set1_pd(MAGIC));
     let k = _mm256_sub_pd(shifted, _mm256_set1_pd(MAGIC));
     let r = _mm256_fnmsub_pd(k, _mm256_set1_pd(LN2_64), a); // −a − k·ln2/64
     // the integer k − 2^51·3 sits in the bits of `shifted`; its low 32 bits are k (k > −2^31)
-    (r, _mm256_castpd_si256(shifted))
-}
-
-/// The table index j = k mod 64 of [`exp_reduce`]'s bits.
-#[inline(always)]
-unsafe fn exp_index(bits: __m256i) -> __m256i {
-    _mm256_and_si256(bits, _mm256_set1_epi64x(63))
-}
-
-/// S = 2^{j/64}·2^⌊k/64⌋ from the table entry t = 2^{j/64} and [`exp_reduce`]'s bits.
-#[inline(always)]
-unsafe fn exp_scale(t: __m256d, bits: __m256i) -> __m256d {
+    let bits = _mm256_castpd_si256(shifted);
+    let t = _mm256_i64gather_pd::<8>(table, _mm256_and_si256(bits, _mm256_set1_epi64x(63)));
     // S = T·2^floor(k/64), exactly, by adding floor(k/64) to T's exponent field: the floor by
     // an arithmetic shift of the low 32 bits, whose low 12 bits the shift by 52 moves there
     // (two's complement: a negative value's carry out of bit 63 is dropped, so the sum is
     // T's bits with the exponent lowered; T ∈ [1, 2) and floor(k/64) ≥ −159, from a ≤ 110,
     // keep it normal)
     let m = _mm256_slli_epi64::<52>(_mm256_srai_epi32::<6>(bits));
-    _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(t), m))
-}
-
-/// q = expm1(r) = r + r²·P(r), P by Estrin's scheme ([`exp_parts`]).
-#[inline(always)]
-unsafe fn expm1_small(r: __m256d) -> __m256d {
+    let s = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(t), m));
+    // q = r + r²·P(r), P by Estrin's scheme
     let r2 = _mm256_mul_pd(r, r);
     let p01 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 6.0), _mm256_set1_pd(0.5));
     let p23 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 120.0), _mm256_set1_pd(1.0 / 24.0));
-    _mm256_fmadd_pd(r2, _mm256_fmadd_pd(r2, p23, p01), r)
+    let q = _mm256_fmadd_pd(r2, _mm256_fmadd_pd(r2, p23, p01), r);
+    (s, q)
 }
 
 /// table[index] on 4 lanes by four scalar loads (two `vmovsd` + `vmovhpd` pairs) instead of
@@ -311,24 +290,12 @@ unsafe fn tanh_terms(x: __m256d, y: __m256d, t: __m256d) -> (__m256d, __m256d) {
 /// s·q + (s + 1), not e + 1: one dependent step fewer (e + 1 measured 8% slower).
 #[inline(always)]
 unsafe fn sigmoid4(x: __m256d, table: *const f64) -> __m256d {
-    let (s, q) = exp_parts(sigmoid_a(x), table);
-    let (num, den) = sigmoid_terms(x, s, q);
-    _mm256_div_pd(num, den)
-}
-
-/// [`sigmoid4`]'s a = min(|x|, 110) (NaN passes).
-#[inline(always)]
-unsafe fn sigmoid_a(x: __m256d) -> __m256d {
-    _mm256_min_pd(_mm256_set1_pd(110.0), _mm256_andnot_pd(_mm256_set1_pd(-0.0), x))
-}
-
-/// [`sigmoid4`]'s numerator (1 or e) and denominator 1 + e, e = S·(1 + q).
-#[inline(always)]
-unsafe fn sigmoid_terms(x: __m256d, s: __m256d, q: __m256d) -> (__m256d, __m256d) {
+    let a = _mm256_min_pd(_mm256_set1_pd(110.0), _mm256_andnot_pd(_mm256_set1_pd(-0.0), x));
+    let (s, q) = exp_parts(a, table);
     let e = _mm256_fmadd_pd(s, q, s);
     let d = _mm256_fmadd_pd(s, q, _mm256_add_pd(s, _mm256_set1_pd(1.0)));
     let positive = _mm256_cmp_pd::<_CMP_GE_OQ>(x, _mm256_setzero_pd());
-    (_mm256_blendv_pd(e, _mm256_set1_pd(1.0), positive), d)
+    _mm256_div_pd(_mm256_blendv_pd(e, _mm256_set1_pd(1.0), positive), d)
 }
 
 /// Values per staged chunk of tanh in [`run`]: 16 vectors of 4 f64 lanes.
