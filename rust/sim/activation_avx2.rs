@@ -226,6 +226,12 @@ unsafe fn gather4(table: *const f64, index: __m256i) -> __m256d {
     let hi = _mm256_extracti128_si256::<1>(index);
     let (i0, i1) = (_mm_cvtsi128_si64(lo) as usize, _mm_extract_epi64::<1>(lo) as usize);
     let (i2, i3) = (_mm_cvtsi128_si64(hi) as usize, _mm_extract_epi64::<1>(hi) as usize);
+    load4(table, [i0, i1, i2, i3])
+}
+
+/// table[i] for four indices (each in the table): two `vmovsd` + `vmovhpd` pairs.
+#[inline(always)]
+unsafe fn load4(table: *const f64, [i0, i1, i2, i3]: [usize; 4]) -> __m256d {
     let a = _mm_loadh_pd(_mm_load_sd(table.add(i0)), table.add(i1));
     let b = _mm_loadh_pd(_mm_load_sd(table.add(i2)), table.add(i3));
     _mm256_set_m128d(b, a)
@@ -320,8 +326,7 @@ unsafe fn tanh_staged(p: *mut f32, table: *const f64) {
         _mm256_storeu_si256(index[h].as_mut_ptr() as *mut __m256i, i);
     }
     for h in 0..V {
-        let [i0, i1, i2, i3] = index[h].map(|i| i as usize);
-        let t = _mm256_set_m128d(_mm_loadh_pd(_mm_load_sd(table.add(i2)), table.add(i3)), _mm_loadh_pd(_mm_load_sd(table.add(i0)), table.add(i1)));
+        let t = load4(table, index[h].map(|i| i as usize));
         (num[h], den[h]) = tanh_terms(quarter(p, h), num[h], t);
     }
     for g in 0..V / 2 {
