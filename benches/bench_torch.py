@@ -110,11 +110,15 @@ def best_times(fns, repeats: int, budget: float = 1.0) -> list[tuple[float, obje
 
 def measured_ghz() -> float:
     """The clock a core sustains, measured (0.0 when it cannot be): x86-64 machine code for a
-    chain of dependent 64-bit adds (one cycle each on every x86-64 core), run through ctypes
-    from an executable page, best of 5 runs of 4·10^8 cycles (on a core that another process
-    shares, it reads low). The clock /proc/cpuinfo reports is the nominal one; boost clocks
-    run above it (2.45 GHz reported, 2.9–3.15 measured on the EPYC 7003 of issue 7), so a
-    peak from it overstates the fraction reached."""
+    chain of dependent 64-bit multiplications (`imul rax, rcx`, 3 cycles each on every
+    x86-64 core since Sandy Bridge and Zen), run through ctypes from an executable page,
+    best of 5 runs of 6·10^8 cycles (on a core that another process shares, it reads low).
+    Not a chain of `add rax, 1`: Intel's Golden Cove and later fold small immediate adds
+    at rename (a Xeon of 2026 ran such a chain at 16 "GHz"; its `imul` and register-add
+    chains both read 4.05). The clock /proc/cpuinfo reports is the nominal one; boost
+    clocks run above it (2.45 GHz reported, 2.9–3.15 measured on the EPYC 7003 of issue 7;
+    2.6 reported, 4.05 measured on that Xeon), so a peak from it overstates the fraction
+    reached."""
     import ctypes
     import mmap
     import platform
@@ -122,9 +126,11 @@ def measured_ghz() -> float:
     # the System V calling convention (the count in rdi): Linux, the BSDs, macOS
     if platform.machine() not in ("x86_64", "amd64") or platform.system() == "Windows":
         return 0.0
-    add = bytes.fromhex("4883c001")  # add rax, 1
-    # xor eax,eax; loop: 4 x add rax,1; dec rdi; jnz loop; ret  (rdi: iterations, 4 cycles each)
-    code = bytes.fromhex("31c0") + add * 4 + bytes.fromhex("48ffcf") + bytes([0x75, 0x100 - 21]) + bytes.fromhex("c3")
+    imul = bytes.fromhex("480fafc1")  # imul rax, rcx
+    # mov eax,3; mov ecx,1; loop: 4 x imul rax,rcx; dec rdi; jnz loop; ret
+    # (rdi: iterations, 12 cycles each; rax stays 3)
+    loop = imul * 4 + bytes.fromhex("48ffcf")
+    code = bytes.fromhex("b803000000" "b901000000") + loop + bytes([0x75, 0x100 - (len(loop) + 2)]) + bytes.fromhex("c3")
     try:
         page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
     except (OSError, ValueError, AttributeError, TypeError):
@@ -132,14 +138,14 @@ def measured_ghz() -> float:
     page.write(code)
     addr = ctypes.addressof(ctypes.c_char.from_buffer(page))
     chain = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64)(addr)
-    iters, best = 100_000_000, float("inf")
+    iters, best = 50_000_000, float("inf")
     for _ in range(5):
         t0 = time.perf_counter()
         got = chain(iters)
         best = min(best, time.perf_counter() - t0)
-        if got != 4 * iters:
+        if got != 3:
             return 0.0
-    return 4 * iters / best / 1e9
+    return 12 * iters / best / 1e9
 
 
 def cpuinfo(field: str) -> str:
