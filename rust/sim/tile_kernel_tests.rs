@@ -150,9 +150,11 @@ fn portable_loops_equal_the_sequential_definition_bit_for_bit() {
     }
 }
 
+/// Every group height of the tiles: 1–12 rows (AVX-512 f32/f64 tiles hold 12, the half
+/// formats 8, AVX2 6), alone and after full groups.
 #[test]
 fn tiles_equal_the_sequential_definition_bit_for_bit() {
-    for &(k, units, ns) in &[(1, 1, 1), (5, 16, 8), (20, 16, 9), (300, 40, 13), (7, 33, 3), (260, 64, 17), (3, 8, 1)] {
+    for &(k, units, ns) in &[(1, 1, 1), (5, 16, 8), (20, 16, 9), (300, 40, 13), (7, 33, 3), (260, 64, 17), (3, 8, 1), (20, 40, 35), (9, 33, 22), (64, 96, 12), (11, 64, 24), (6, 20, 10)] {
         for nr in [1, 2] {
             for fma in [false, true] {
                 every_format!(check(k, units, ns, nr, fma));
@@ -186,6 +188,7 @@ fn streamed_weights_give_the_same_bits() {
     // span both; f64 at half the k
     for fma in [false, true] {
         check::<f32>(610, 512, 11, 2, fma);
+        check::<f32>(610, 512, 31, 2, fma);
         check_affine::<f32>(&[300, 420], 512, 9, 2, fma);
         check::<f64>(305, 512, 10, 2, fma);
         check_affine::<f64>(&[150, 210], 512, 3, 1, fma);
@@ -294,6 +297,7 @@ fn avx2_tiles_equal_the_sequential_definition_bit_for_bit() {
         }
         for fma in [false, true] {
             check::<f32>(610, 512, 11, 2, fma);
+        check::<f32>(610, 512, 31, 2, fma);
             check_affine::<f64>(&[150, 210], 512, 7, 2, fma);
         }
         let lstm = [Some(0), Some(1), Some(3), Some(2), None];
