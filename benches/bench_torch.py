@@ -174,7 +174,8 @@ def vector_lanes(dt: str, flags: set[str]) -> int:
     """Lanes per vector of the tiles rnnsim runs for `dt` on this CPU: AVX-512 (16 f32, 8 f64,
     32 f16 with AVX512-FP16, bf16/f16 otherwise in f32 lanes) or AVX2 (half that)."""
     wide = "avx512f" in flags
-    if dt == "f16" and wide and "avx512fp16" in flags:
+    # (Linux spells the flag avx512_fp16)
+    if dt == "f16" and wide and ({"avx512_fp16", "avx512fp16"} & flags):
         return 32
     return {"f64": 4, "f32": 8, "f16": 8, "bf16": 8}[dt] * (2 if wide else 1)
 

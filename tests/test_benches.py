@@ -65,6 +65,9 @@ def test_torch_benchmark_helpers():
     assert [out for _, out in got] == [1, 2] and all(t >= 0.0 for t, _ in got)
     # a warm-up call of each, then 3 rounds in alternating order
     assert "".join(calls) == "ab" + "ab" + "ba" + "ab"
+    # native f16 tiles where /proc/cpuinfo lists avx512_fp16 (Linux's spelling)
+    assert bench_torch.vector_lanes("f16", {"avx512f", "avx512_fp16"}) == 32
+    assert bench_torch.vector_lanes("f16", {"avx512f"}) == 16 and bench_torch.vector_lanes("f64", {"avx2"}) == 4
     ghz = bench_torch.measured_ghz()
     # 0.0 where executable pages are refused or the CPU is not x86-64, else a real clock
     assert ghz == 0.0 or 0.3 < ghz < 8.0
