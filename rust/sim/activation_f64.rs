@@ -1,5 +1,5 @@
-//! tanh and σ correctly rounded to f64, fast: on (−8, 8), σ 2.8–2.9 and tanh 3.7 ns per
-//! value on a 2026 Xeon with AVX-512 (glibc's scalar tanh, not correctly rounded, 11.4), σ
+//! tanh and σ correctly rounded to f64, fast: on (−8, 8), σ 1.9 and tanh 2.6 ns per
+//! value on a 2026 Xeon with AVX-512 (glibc's scalar tanh, not correctly rounded, 11), σ
 //! 3.3 and tanh 4.3 on Zen 3 with AVX2 (glibc's tanh 18–25). The results are those of
 //! `num::correctly_rounded` (the definition), bit for bit; the speed depends on the CPU
 //! (AVX-512, AVX2 + FMA, portable), the bits do not.
@@ -11,9 +11,9 @@
 //!    value of a chunk of 64. It decides about 99% of σ's values, and of tanh's all but
 //!    0.07% on (−8, 8), 2.3% on (−1, 1) and 1.2% on (−1/8, 1/8) (tanh's bound widens
 //!    towards |x| ≈ 0.1 from both sides: the odd series below it, e^{−2|x|} above).
-//!    On AVX2 + FMA and on AVX-512 the tier runs in `activation_f64_avx2`'s spelling: the
-//!    same operations in stages over a chunk (the scalar lanes' chain is bound by latency;
-//!    their 8-lane vectorisation by the compiler measured slower on AVX-512 too).
+//!    On AVX2 + FMA and on AVX-512 the tier runs in `activation_f64_staged`'s spelling: the
+//!    same operations in stages over a chunk, on 4 resp. 8 lanes (the scalar lanes' chain
+//!    is bound by latency; their 8-lane vectorisation by the compiler measured slower).
 //! 2. The values it leaves, gathered (across chunks, up to 64 at a time): the double-double
 //!    evaluation below (relative error below 2^−73), e = 2^−70·|hi|.
 //! 3. What that leaves (about one value in 10^5 of the second tier's): the exact computation
@@ -423,20 +423,16 @@ pub(crate) fn portable(f: Func, xs: &mut [f64]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,avx,fma")]
 unsafe fn slice_avx512(f: Func, xs: &mut [f64]) {
-    // the staged AVX2 first tier (`activation_f64_avx2`, compiled for AVX2: 4 lanes, 16
-    // registers): on a 2026 Xeon it beat the compiler's 8-lane AVX-512 vectorisation of the
-    // scalar lanes
-    // (σ 3.00 → 2.82–2.92 ns per value, tanh 3.80 → 3.68–3.78, tanh on (−1/8, 1/8)
-    // 4.1–4.3 → 3.4–3.6; `f64_ns_per_value`, alternating runs)
-    // SAFETY: AVX-512F implies AVX2; the caller checked FMA.
-    slice_body::<true>(f, xs, &mut unsafe { crate::sim::activation_f64_avx2::Avx2::new() })
+    // the staged first tier on 8 lanes (`activation_f64_staged`)
+    // SAFETY: the caller checked AVX-512 F, DQ and VL.
+    slice_body::<true>(f, xs, &mut unsafe { crate::sim::activation_f64_staged::Avx512::new() })
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx,fma")]
 pub(crate) unsafe fn slice_avx2(f: Func, xs: &mut [f64]) {
     // SAFETY: the caller's CPU has AVX2 and FMA.
-    slice_body::<true>(f, xs, &mut unsafe { crate::sim::activation_f64_avx2::Avx2::new() })
+    slice_body::<true>(f, xs, &mut unsafe { crate::sim::activation_f64_staged::Avx2::new() })
 }
 
 /// f(x) for one value: the tiers in turn, then, when undecided, the exact computation.

@@ -6,7 +6,8 @@ pub mod activation_avx2;
 pub mod activation_avx512;
 pub mod activation_f64;
 #[cfg(target_arch = "x86_64")]
-pub mod activation_f64_avx2;
+pub mod activation_f64_staged;
+pub mod activation_f64_vectors;
 pub mod activation_f64_quick;
 pub mod approx_activation;
 pub mod block_io;
