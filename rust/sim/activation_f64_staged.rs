@@ -8,7 +8,7 @@
 //! operations and a division, some 150 cycles per vector), and the out-of-order window
 //! holds about one vector's worth of it, so the loop the compiler vectorised from the scalar
 //! lanes ran near 20 cycles per value, bound by latency. Here a chunk of 64 values goes
-//! through the evaluation in stages, one pass of the 16 vectors per stage, the
+//! through the evaluation in stages, one pass of its vectors (16 of 4 lanes) per stage, the
 //! intermediate values kept in L1 between passes: σ in four (the reduction, the
 //! polynomial, the table and the quotient's operands, the quotient and Ziv's test), tanh in
 //! six (|x| and which formula, the series, then σ's four on e^{−2|x|}). Within a pass the

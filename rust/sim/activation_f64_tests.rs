@@ -201,7 +201,10 @@ fn the_staged_first_tier_is_the_scalar_one() {
             // SAFETY: the CPU has AVX2 and FMA, and AVX-512 for `wide` (checked above); the
             // buffers hold CHUNK values.
             let n = unsafe { if wide { quick_pass_512(f, chunk, &mut out, &mut idx, &mut s8) } else { quick_pass(f, chunk, &mut out, &mut idx, &mut s4) } };
-            open_count[fi] += n;
+            // (the 8-lane decisions equal the 4-lane ones lane by lane, below)
+            if !wide {
+                open_count[fi] += n;
+            }
             for (i, &x) in chunk.iter().enumerate() {
                 let (v, decided) = match f {
                     Func::Tanh => tanh_lane::<true, QUICK>(x, c),
@@ -215,7 +218,7 @@ fn the_staged_first_tier_is_the_scalar_one() {
         }
     }
     // both outcomes were exercised
-    assert!(open_count.iter().all(|&n| n > 0 && n < xs.len() / 5), "{open_count:?}");
+    assert!(open_count.iter().all(|&n| n > 0 && n < xs.len() / 10), "{open_count:?}");
 }
 
 /// A slice function under the timer.

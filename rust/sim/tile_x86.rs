@@ -48,14 +48,14 @@ pub(super) trait Ops {
 
 /// Sequences per tile of the f32 and f64 AVX-512 tiles: 12 × 2 vectors, 24 accumulators
 /// of the 32 registers (the half formats keep `MR`: their roundings need registers).
-const WIDE_TILE_ROWS: usize = 12;
+const ROWS_F32_F64: usize = 12;
 
 struct F64;
 impl Ops for F64 {
     type C = f64;
     type V = __m512d;
     const L: usize = 8;
-    const ROWS: usize = WIDE_TILE_ROWS;
+    const ROWS: usize = ROWS_F32_F64;
     #[inline(always)]
     unsafe fn load(p: *const f64) -> __m512d { _mm512_loadu_pd(p) }
     #[inline(always)]
@@ -87,7 +87,7 @@ impl<const R: u8> Ops for F32<R> {
     type C = f32;
     type V = __m512;
     const L: usize = 16;
-    const ROWS: usize = if R == 0 { WIDE_TILE_ROWS } else { MR };
+    const ROWS: usize = if R == 0 { ROWS_F32_F64 } else { MR };
     #[inline(always)]
     unsafe fn load(p: *const f32) -> __m512 { _mm512_loadu_ps(p) }
     #[inline(always)]
