@@ -180,11 +180,20 @@ def vector_lanes(dt: str, flags: set[str]) -> int:
     return {"f64": 4, "f32": 8, "f16": 8, "bf16": 8}[dt] * (2 if wide else 1)
 
 
-def peak_ops(threads: int, lanes: int, mhz: float, fused: bool, vendor: str) -> float:
-    """Peak multiply/add operations per second: threads × 2 FMA ports × lanes × clock × 2
-    with FMA; without, Intel's adds share those 2 ports (half that), while AMD Zen has 2
-    further ports for the adds (a multiply and an add per port pair and cycle: the same)."""
-    ports = 4 if fused or vendor == "AuthenticAMD" else 2
+def vectors_per_cycle(flags: set[str], vendor: str, family: str) -> int:
+    """FMA instructions on `vector_lanes`' vectors one core retires per cycle: 2, except on
+    Zen 4 (AMD family 25) with AVX-512, whose FMA pipes are 256 bits wide and run a 512-bit
+    operation as two halves: 1 (measured here, session 24: a register-only loop of
+    `vfmadd231ps zmm` ran 3.65 G/s, one of `ymm` 7.3 G/s, on a 3.65 GHz clock)."""
+    return 1 if "avx512f" in flags and vendor == "AuthenticAMD" and family == "25" else 2
+
+
+def peak_ops(threads: int, lanes: int, mhz: float, fused: bool, vendor: str, per_cycle: int = 2) -> float:
+    """Peak multiply/add operations per second: threads × `per_cycle` FMA instructions
+    (`vectors_per_cycle`) × lanes × clock × 2 with FMA; without, Intel's adds share those
+    ports (half that), while AMD Zen has as many further ports for the adds (a multiply and
+    an add per port pair and cycle: the same)."""
+    ports = 2 * per_cycle if fused or vendor == "AuthenticAMD" else per_cycle
     return threads * ports * lanes * mhz * 1e6
 
 
@@ -334,11 +343,11 @@ def main() -> None:
         mhz, clock_src = (ghz * 1000, "--ghz" if args.ghz else "measured") if ghz else (nominal, "/proc/cpuinfo")
         print(f"SimpleRNN hidden 1024: {ops / 1e6:.2f} M multiply/add operations per token-step; "
               f"peak at {mhz / 1000:.2f} GHz ({clock_src}; /proc/cpuinfo says {nominal / 1000:.2f})")
-        flags, vendor = cpu_flags(), cpuinfo("vendor_id")
+        flags, vendor, family = cpu_flags(), cpuinfo("vendor_id"), cpuinfo("cpu family")
         for dt, th, r in big:
             lanes = vector_lanes(base(dt), flags)
             fused = "fma" in dt.split("+")
-            peak = peak_ops(th, lanes, mhz, fused, vendor)
+            peak = peak_ops(th, lanes, mhz, fused, vendor, vectors_per_cycle(flags, vendor, family))
             print(f"  {dt:<14} threads={th}: {r * ops / 1e9:6.1f} G ops/s = {r * ops / peak:5.1%} of the {'FMA' if fused else 'non-FMA'} peak")
 
 

@@ -68,6 +68,11 @@ def test_torch_benchmark_helpers():
     # native f16 tiles where /proc/cpuinfo lists avx512_fp16 (Linux's spelling)
     assert bench_torch.vector_lanes("f16", {"avx512f", "avx512_fp16"}) == 32
     assert bench_torch.vector_lanes("f16", {"avx512f"}) == 16 and bench_torch.vector_lanes("f64", {"avx2"}) == 4
+    # Zen 4 runs a 512-bit FMA as two 256-bit halves: half the peak of its AVX-512 lanes
+    zen4 = bench_torch.vectors_per_cycle({"avx2", "avx512f"}, "AuthenticAMD", "25")
+    assert zen4 == 1 and bench_torch.vectors_per_cycle({"avx2"}, "AuthenticAMD", "25") == 2
+    assert bench_torch.vectors_per_cycle({"avx512f"}, "GenuineIntel", "6") == 2
+    assert bench_torch.peak_ops(1, 16, 1000.0, True, "AuthenticAMD", zen4) == bench_torch.peak_ops(1, 8, 1000.0, True, "AuthenticAMD")
     ghz = bench_torch.measured_ghz()
     # 0.0 where executable pages are refused or the CPU is not x86-64, else a real clock
     assert ghz == 0.0 or 0.3 < ghz < 8.0
