@@ -105,3 +105,24 @@ def test_the_comparison_sees_a_single_flipped_bit(want):
 
 if __name__ == "__main__":
     np.savez(sys.argv[1], **cases())
+
+
+def test_no_vector_intrinsic_is_compiled_out_of_line():
+    """Every `std::arch` vector intrinsic is inlined into a function compiled with its target
+    features. One left out of line (an intrinsic called from a closure or helper that lacks
+    `#[target_feature]` and `#[inline(always)]`) is a function call per vector operation:
+    session 23's k-step closure did this and made the AVX2 tiles of streamed weights 70×
+    slower, with the same bits, so only the symbol table shows it. `nm` lists such copies as
+    `core::core_arch::x86::...` functions; `_xgetbv` (the CPU feature detection) is the one
+    that belongs there."""
+    import shutil
+
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("nm (binutils) is not installed")
+    so = rs._core.__file__
+    out = subprocess.run([nm, "-C", so], capture_output=True, text=True, check=True).stdout
+    if not out.strip():
+        pytest.skip("the extension module has no symbol table (stripped)")
+    names = sorted({line.split(" ", 2)[2] for line in out.splitlines() if "core_arch::x86" in line and line.count(" ") >= 2})
+    assert [n for n in names if not n.endswith("_xgetbv")] == [], names

@@ -186,45 +186,24 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUS
     for seg in segs {
         let (panel, ldz) = (seg.panel, seg.ldz);
         let z = seg.z.add(s0 * ldz);
-        // one k step: the weight vectors of k, then every sequence's products
-        let mut step = |k: usize| {
-            let mut w: [[O::V; N]; P] = [[O::splat(panel); N]; P];
-            for (p, wv) in w.iter_mut().enumerate() {
-                let wp = panel.add(p * seg.pstride + k * pw + off);
-                for (r, v) in wv.iter_mut().enumerate() {
-                    *v = O::load(wp.add(r * O::L));
-                }
-            }
-            for (s, row) in a.iter_mut().enumerate() {
-                let zp = z.add(s * ldz + k);
-                for (xs, wv) in row.iter_mut().zip(w.iter()) {
-                    if FUSED {
-                        for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
-                            *x = O::fma_splat(*x, wv, zp);
-                        }
-                    } else if O::SPLAT_IN_MUL {
-                        for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
-                            *x = O::add(*x, O::mul_splat(wv, zp));
-                        }
-                    } else {
-                        let zb = O::splat(zp);
-                        for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
-                            *x = O::add(*x, O::mul(wv, zb));
-                        }
-                    }
-                }
-            }
-        };
+        // one k step is `k_step`, a function: session 23 made it a closure, which the
+        // prefetching loop called through `&mut` and rustc compiled out of line without the
+        // caller's target features (its intrinsics function calls: the AVX2 tiles of streamed
+        // weights ran 70× slower, found in session 24)
         if PF {
             // k in chunks, the prefetch bookkeeping once per chunk (out of the
             // register-bound inner loop); without, one loop over k (the chunks' loop
             // cost 10–15% of a tile in L1 on a 2026 Xeon, AVX-512, 12 × 2 tiles)
             for chunk in seg.chunks() {
                 pf.tick();
-                chunk.for_each(&mut step);
+                for k in chunk {
+                    k_step::<O, M, N, P, FUSED>(&mut a, panel, seg.pstride, pw, off, z, ldz, k);
+                }
             }
         } else {
-            (seg.k0..seg.k1).for_each(step);
+            for k in seg.k0..seg.k1 {
+                k_step::<O, M, N, P, FUSED>(&mut a, panel, seg.pstride, pw, off, z, ldz, k);
+            }
         }
     }
     for (s, row) in a.iter().enumerate() {
@@ -232,6 +211,39 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUS
             for (&v, d) in vs.iter().zip(ds) {
                 let v = if d.add.is_null() { v } else { O::add(O::load(d.add.add((s0 + s) * d.ld_add)), v) };
                 O::store(d.ptr.add((s0 + s) * d.ld), v);
+            }
+        }
+    }
+}
+
+/// One k step of `tile`: the weight vectors of k (P panels × N vectors at `off`), then every
+/// sequence's products into its accumulators.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn k_step<O: Ops, const M: usize, const N: usize, const P: usize, const FUSED: bool>(a: &mut [[[O::V; N]; P]; M], panel: *const O::C, pstride: usize, pw: usize, off: usize, z: *const O::C, ldz: usize, k: usize) {
+    let mut w: [[O::V; N]; P] = [[O::splat(panel); N]; P];
+    for (p, wv) in w.iter_mut().enumerate() {
+        let wp = panel.add(p * pstride + k * pw + off);
+        for (r, v) in wv.iter_mut().enumerate() {
+            *v = O::load(wp.add(r * O::L));
+        }
+    }
+    for (s, row) in a.iter_mut().enumerate() {
+        let zp = z.add(s * ldz + k);
+        for (xs, wv) in row.iter_mut().zip(w.iter()) {
+            if FUSED {
+                for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
+                    *x = O::fma_splat(*x, wv, zp);
+                }
+            } else if O::SPLAT_IN_MUL {
+                for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
+                    *x = O::add(*x, O::mul_splat(wv, zp));
+                }
+            } else {
+                let zb = O::splat(zp);
+                for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
+                    *x = O::add(*x, O::mul(wv, zb));
+                }
             }
         }
     }
