@@ -421,7 +421,7 @@ fn fused_bf16_keeps_the_zero_sign_of_tiny_products_and_cancels_huge_ones() {
     }
 }
 
-/// Tile rates (f32 and f64, fused) at the shapes of `benches/bench_torch.py`'s layers, or at
+/// Tile rates (f32 and f64, fused and unfused; the AVX2 tiles and loops fused) at the shapes of `benches/bench_torch.py`'s layers, or at
 /// those of `TILE_RATES="k,units,sequences;..."`, best of 20:
 /// `cargo test --release --lib tile_rates -- --ignored --nocapture`. Nothing asserted
 /// (the machine is shared); weights above `L2_BUDGET` (from the third shape on: 1.3–19 MB in
@@ -460,6 +460,7 @@ fn tile_rates() {
             };
             let terms = [Term { w: &packed, z: &z, ldz: k }];
             let tiles = rate(&mut |out| affine::<F>(&bias, &terms, ns, out, true));
+            let unfused = rate(&mut |out| affine::<F>(&bias, &terms, ns, out, false));
             #[cfg(target_arch = "x86_64")]
             let (avx2, loops) = (
                 rate(&mut |out| x86::with_avx2_tiles(|| affine::<F>(&bias, &terms, ns, out, true))),
@@ -468,7 +469,7 @@ fn tile_rates() {
             );
             #[cfg(not(target_arch = "x86_64"))]
             let (avx2, loops) = (0.0, 0.0);
-            eprintln!("{name} k {k} units {units} sequences {ns}: {tiles:.1} G flop/s (AVX2 tiles {avx2:.1}, AVX2 loops {loops:.1})");
+            eprintln!("{name} k {k} units {units} sequences {ns}: {tiles:.1} G flop/s, unfused {unfused:.1} (fused: AVX2 tiles {avx2:.1}, AVX2 loops {loops:.1})");
         }
     }
     rates::<f32>("f32", |v| v as f32);
