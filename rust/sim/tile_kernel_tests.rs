@@ -181,7 +181,7 @@ fn wide_tiles_of_one_or_two_sequences_give_the_same_bits() {
 }
 
 /// Weights above 1 MiB take the prefetching path (`tile_x86::Prefetch`: the tiles fetch
-/// the next panel's slice, or the next pass's first one, as they run): the same bits.
+/// the next panels' slices, or the next pass's first ones, as they run): the same bits.
 #[test]
 fn streamed_weights_give_the_same_bits() {
     // 610·512 f32 = 1.2 MiB in three passes; two terms 300 + 420 (1.4 MiB), passes that
@@ -192,6 +192,9 @@ fn streamed_weights_give_the_same_bits() {
         check_affine::<f32>(&[300, 420], 512, 9, 2, fma);
         check::<f64>(305, 512, 10, 2, fma);
         check_affine::<f64>(&[150, 210], 512, 3, 1, fma);
+        // odd panel counts (15 and 31): the unfused tiles' pairs of panels end with one
+        check::<f32>(610, 480, 13, 2, fma);
+        check_affine::<f64>(&[100, 205], 496, 7, 2, fma);
     }
 }
 

@@ -4,7 +4,8 @@
 //! the half formats; × N vectors of units, accumulators in
 //! registers, k ascending over the segments of the terms) and its driver (passes of KC
 //! values of k, then panels, then stripes of N vectors when a panel is wider, then groups
-//! of `Ops::ROWS` sequences). The native f16 tile (`tile_f16`) and the AVX2 tiles
+//! of `Ops::ROWS` sequences; the unfused f32 and f64 steps take two panels at a time, in
+//! groups of `Ops::PAIR_ROWS` = 6). The native f16 tile (`tile_f16`) and the AVX2 tiles
 //! (`tile_avx2`) reuse the tile and driver with their own `Ops`.
 
 use super::{GateSplit, Packed, Term, KC, L2_BUDGET, MAX_TERMS, MR};
@@ -24,6 +25,9 @@ pub(super) trait Ops {
     /// Panels side by side in the tiles of a two-sequence block (`WIDE_ROWS`; a block of
     /// one sequence runs `WIDE_PANELS`).
     const WIDE2: usize = WIDE_PANELS;
+    /// Sequences per tile of the unfused step over two panels side by side (0: the unfused
+    /// step runs the tiles of `ROWS` on one panel, like the fused one).
+    const PAIR_ROWS: usize = 0;
     unsafe fn load(p: *const Self::C) -> Self::V;
     unsafe fn store(p: *mut Self::C, v: Self::V);
     unsafe fn splat(p: *const Self::C) -> Self::V;
@@ -49,6 +53,11 @@ pub(super) trait Ops {
 /// Sequences per tile of the f32 and f64 AVX-512 tiles: 12 × 2 vectors, 24 accumulators
 /// of the 32 registers (the half formats keep `MR`: their roundings need registers).
 const ROWS_F32_F64: usize = 12;
+/// Sequences per tile of the unfused f32 and f64 step, which spans two panels: 6 × 2 × 2
+/// vectors, the same 24 accumulators, but 6 broadcasts of z per k instead of 12 for the
+/// same 24 products and 24 sums (on Zen 4 the broadcasts share the vector pipes with them:
+/// a C tile of 12 × 2 ran 67% of the fused rate, 6 × 4 80%).
+const PAIR_ROWS_F32_F64: usize = 6;
 
 struct F64;
 impl Ops for F64 {
@@ -56,6 +65,7 @@ impl Ops for F64 {
     type V = __m512d;
     const L: usize = 8;
     const ROWS: usize = ROWS_F32_F64;
+    const PAIR_ROWS: usize = PAIR_ROWS_F32_F64;
     #[inline(always)]
     unsafe fn load(p: *const f64) -> __m512d { _mm512_loadu_pd(p) }
     #[inline(always)]
@@ -88,6 +98,7 @@ impl<const R: u8> Ops for F32<R> {
     type V = __m512;
     const L: usize = 16;
     const ROWS: usize = if R == 0 { ROWS_F32_F64 } else { MR };
+    const PAIR_ROWS: usize = if R == 0 { PAIR_ROWS_F32_F64 } else { 0 };
     #[inline(always)]
     unsafe fn load(p: *const f32) -> __m512 { _mm512_loadu_ps(p) }
     #[inline(always)]
@@ -269,6 +280,21 @@ unsafe fn group<O: Ops, const N: usize, const FUSED: bool, const PF: bool>(m: us
     }
 }
 
+/// The tile of `m` sequences (at most 6) over two panels side by side, unfused, prefetching
+/// its share `pf` when `PF` (`Ops::PAIR_ROWS`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn pair_group<O: Ops, const N: usize, const PF: bool>(m: usize, segs: &[Seg<O::C>], pw: usize, off: usize, s0: usize, init: *const O::C, a: *mut O::C, up: usize, dest: &[[Dest<O::C>; N]; 2], pf: Prefetch) {
+    match m {
+        6 => tile::<O, 6, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
+        5 => tile::<O, 5, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
+        4 => tile::<O, 4, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
+        3 => tile::<O, 3, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
+        2 => tile::<O, 2, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
+        _ => tile::<O, 1, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
+    }
+}
+
 /// The gate split of the last pass (`tile_kernel::affine_gates`): for units in a gate
 /// block with a region, pre[region·ns·hsz + s·hsz + u] = addend[s·addend_ld + unit] + sum.
 #[derive(Clone, Copy)]
@@ -324,26 +350,33 @@ impl<C: Copy> Pass<C> {
     }
 }
 
-/// The cache lines of the weights a panel's pass reads (one contiguous range per segment).
+/// The cache lines of the weights a tile's next panels read in a pass (one contiguous range
+/// per panel and segment: the one or two panels the next tiles span).
 #[derive(Clone, Copy, Default)]
 struct NextSlice {
-    /// (first line's address, lines) per segment
-    ranges: [(usize, usize); MAX_TERMS],
+    /// (first line's address, lines) per panel and segment
+    ranges: [(usize, usize); 2 * MAX_TERMS],
     lines: usize,
 }
 
 impl NextSlice {
-    /// Panel `q`'s slice of the segments `segs` (whose terms' packed data are `data`).
-    fn of<C>(segs: &[Seg<C>], data: &[*const C], q: usize, pw: usize) -> Self {
+    /// The slices of panels q..q + count (count ≤ 2) of the segments `segs` (whose terms'
+    /// packed data are `data`).
+    fn of<C>(segs: &[Seg<C>], data: &[*const C], q: usize, count: usize, pw: usize) -> Self {
+        debug_assert!(count <= 2 && segs.len() <= MAX_TERMS);
         let mut next = Self::default();
-        for (i, (seg, &data)) in segs.iter().zip(data).enumerate() {
-            let size = std::mem::size_of::<C>();
-            let lo = data as usize + (q * seg.pstride + seg.k0 * pw) * size;
-            let hi = lo + (seg.k1 - seg.k0) * pw * size;
-            let first = lo & !63;
-            let lines = (hi - first).div_ceil(64);
-            next.ranges[i] = (first, lines);
-            next.lines += lines;
+        let size = std::mem::size_of::<C>();
+        let mut n = 0;
+        for p in q..q + count {
+            for (seg, &data) in segs.iter().zip(data) {
+                let lo = data as usize + (p * seg.pstride + seg.k0 * pw) * size;
+                let hi = lo + (seg.k1 - seg.k0) * pw * size;
+                let first = lo & !63;
+                let lines = (hi - first).div_ceil(64);
+                next.ranges[n] = (first, lines);
+                next.lines += lines;
+                n += 1;
+            }
         }
         next
     }
@@ -365,15 +398,16 @@ impl NextSlice {
         Prefetch { slice: *self, next: i, end: e, per, mask: every - 1, count: 0 }
     }
 
-    /// The address of line i (counted over the ranges in order).
+    /// The address of line i (counted over the ranges in order; i < `lines`).
     #[inline(always)]
-    fn line(&self, i: usize) -> usize {
-        let (r0, n0) = self.ranges[0];
-        if i < n0 {
-            r0 + 64 * i
-        } else {
-            self.ranges[1].0 + 64 * (i - n0)
+    fn line(&self, mut i: usize) -> usize {
+        for &(first, n) in &self.ranges[..self.ranges.len() - 1] {
+            if i < n {
+                return first + 64 * i;
+            }
+            i -= n;
         }
+        self.ranges[self.ranges.len() - 1].0 + 64 * i
     }
 }
 
@@ -431,6 +465,10 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     // tiles per panel: stripes of N vectors (the panel's width when N·L = pw), each run
     // by groups of O::ROWS sequences
     let (stripes, groups) = (pw / (N * O::L), ns.div_ceil(O::ROWS));
+    // the unfused f32/f64 tiles span two panels (`Ops::PAIR_ROWS`), so each step of the
+    // panel loop covers `step` panels
+    let pairs = !FUSED && O::PAIR_ROWS > 0 && N == 2;
+    let step = if pairs { 2 } else { 1 };
     let (mut pass, mut ahead) = (Pass::new(ap.cast_const()), Pass::new(ap.cast_const()));
     let mut start = 0;
     let mut first = true;
@@ -482,17 +520,40 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                 q += wide;
                 continue;
             }
-            // the slice the next panel (or the next pass's first panel) reads, fetched into
-            // L2 while this panel's tiles run
+            // this step's panels: two for the unfused tiles of PAIR_ROWS, else one
+            let width = if pairs && q + 1 < panels.end { 2 } else { 1 };
+            // the slice the next step's panels (or the next pass's first) read, fetched into
+            // L2 while this step's tiles run
             let next = if !streamed {
                 NextSlice::default()
-            } else if q + 1 < panels.end {
-                NextSlice::of(segs, &data[..nseg], q + 1, pw)
+            } else if q + width < panels.end {
+                NextSlice::of(segs, &data[..nseg], q + width, step.min(panels.end - q - width), pw)
             } else if end < total {
-                NextSlice::of(&ahead.segs[..ahead.n], &ahead.data[..ahead.n], panels.start, pw)
+                NextSlice::of(&ahead.segs[..ahead.n], &ahead.data[..ahead.n], panels.start, step.min(panels.len()), pw)
             } else {
                 NextSlice::default()
             };
+            if width == 2 {
+                // the unfused step: tiles over panels q and q + 1 (`PAIR_ROWS_F32_F64`)
+                let groups = ns.div_ceil(O::PAIR_ROWS);
+                for st in 0..stripes {
+                    let off = st * N * O::L;
+                    let dest = [dest_of(q, off), dest_of(q + 1, off)];
+                    let mut s0 = 0;
+                    while s0 < ns {
+                        let (a, m) = (aq.add(s0 * up), (ns - s0).min(O::PAIR_ROWS));
+                        if streamed {
+                            let pf = next.share(st * groups + s0 / O::PAIR_ROWS, stripes * groups, ticks);
+                            pair_group::<O, N, true>(m, segs, pw, off, s0, init, a, up, &dest, pf);
+                        } else {
+                            pair_group::<O, N, false>(m, segs, pw, off, s0, init, a, up, &dest, Prefetch::default());
+                        }
+                        s0 += m;
+                    }
+                }
+                q += 2;
+                continue;
+            }
             for st in 0..stripes {
                 let off = st * N * O::L;
                 let dest = [dest_of(q, off)];
@@ -682,7 +743,7 @@ mod prefetch_tests {
     #[test]
     fn the_groups_fetch_every_line_once_within_their_ticks() {
         for (lines0, lines1) in [(0usize, 0usize), (1, 0), (64, 0), (512, 0), (300, 17), (2, 511), (5000, 3)] {
-            let slice = NextSlice { ranges: [(1 << 20, lines0), (1 << 24, lines1)], lines: lines0 + lines1 };
+            let slice = NextSlice { ranges: [(1 << 20, lines0), (1 << 24, lines1), (1 << 26, lines1), (1 << 28, lines0)], lines: 2 * (lines0 + lines1) };
             for groups in [1usize, 2, 3, 8, 35] {
                 for ticks in [1usize, 2, 7, 32, 33, 64] {
                     let mut seen = vec![0u32; slice.lines];
@@ -723,15 +784,22 @@ mod prefetch_tests {
 
     #[test]
     fn lines_are_counted_over_the_ranges_in_order() {
-        let slice = NextSlice { ranges: [(4096, 3), (65536, 2)], lines: 5 };
+        let slice = NextSlice { ranges: [(4096, 3), (65536, 2), (0, 0), (0, 0)], lines: 5 };
         assert_eq!((0..5).map(|i| slice.line(i)).collect::<Vec<_>>(), [4096, 4160, 4224, 65536, 65600]);
+        let slice = NextSlice { ranges: [(4096, 1), (0, 0), (65536, 2), (1 << 20, 1)], lines: 4 };
+        assert_eq!((0..4).map(|i| slice.line(i)).collect::<Vec<_>>(), [4096, 65536, 65600, 1 << 20]);
         // a slice of k rows starting mid-line covers the partial lines at both ends
         let data = vec![0f32; 4096];
         let owner = [data.as_ptr()];
         let seg = [Seg { panel: data.as_ptr(), pstride: 64 * 16, z: data.as_ptr(), ldz: 0, k0: 1, k1: 3 }];
-        let next = NextSlice::of(&seg, &owner, 1, 16);
+        let next = NextSlice::of(&seg, &owner, 1, 1, 16);
         let (lo, hi) = (data.as_ptr() as usize + (64 + 1) * 16 * 4, data.as_ptr() as usize + (64 + 3) * 16 * 4);
         let (first, n) = next.ranges[0];
         assert!(first <= lo && first + 64 * n >= hi && first % 64 == 0 && first + 64 > lo && n == next.lines);
+        // two panels: panel 2's slice follows panel 1's
+        let two = NextSlice::of(&seg, &owner, 1, 2, 16);
+        assert_eq!(two.ranges[0], next.ranges[0]);
+        assert_eq!(two.ranges[1], (next.ranges[0].0 + 64 * 16 * 4, n));
+        assert_eq!(two.lines, 2 * n);
     }
 }
