@@ -81,9 +81,10 @@ pub fn result_buffer<T: Copy>(n: usize, zero: T) -> Vec<T> {
 }
 
 /// MADV_HUGEPAGE on the whole 2 MiB pages inside `buf` when it spans at least 4 MiB (a hint:
-/// the result is ignored, the kernel may decline).
+/// the result is ignored, the kernel may decline). Also for the packed weights
+/// (`tile_kernel::Packed`).
 #[cfg(target_os = "linux")]
-fn advise_huge_pages<T>(buf: &mut [MaybeUninit<T>]) {
+pub(crate) fn advise_huge_pages<T>(buf: &mut [MaybeUninit<T>]) {
     const HUGE: usize = 2 << 20;
     let (start, len) = (buf.as_mut_ptr() as usize, std::mem::size_of_val(buf));
     if len < 2 * HUGE {
