@@ -124,7 +124,7 @@ impl<C: Copy + Default> Packed<C> {
     pub fn for_units(wt: &[C], k: usize, units: usize) -> Self {
         let l = lanes_of::<C>();
         let vectors = units.div_ceil(l);
-        let nr = if vectors > 1 && !(units % l == 0 && vectors % 2 == 1 && vectors < 16) { 2 } else { 1 };
+        let nr = if vectors > 1 && !(units.is_multiple_of(l) && vectors % 2 == 1 && vectors < 16) { 2 } else { 1 };
         Self::new(wt, k, units, nr)
     }
 }
