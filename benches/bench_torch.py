@@ -153,11 +153,22 @@ def cpuinfo(field: str) -> str:
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith(field):
-                    return line.split(":", 1)[1].strip()
+                name, sep, value = line.partition(":")
+                if sep and name.strip() == field:
+                    return value.strip()
     except OSError:
         pass
     return ""
+
+
+def cpu_label() -> str:
+    """The CPU as /proc/cpuinfo names it, with its family and model (the VMs this runs on
+    change between sessions, and their tables are only comparable on the same CPU) and the
+    vector extensions the engines choose between."""
+    flags = cpu_flags()
+    isa = [f for f in ("avx2", "fma", "avx512f", "avx512_fp16", "avx512_bf16") if f in flags]
+    return (f"{cpuinfo('model name') or 'unknown'} ({cpuinfo('vendor_id') or '?'} family "
+            f"{cpuinfo('cpu family') or '?'} model {cpuinfo('model') or '?'}; {' '.join(isa) or 'no AVX2'})")
 
 
 def cpuinfo_mhz() -> float:
@@ -245,6 +256,7 @@ def main() -> None:
     except OSError:
         load = "n/a"
     print(f"rnnsim vs PyTorch CPU; {os.cpu_count()} cores, load average {load} (shared machine: figures vary)")
+    print(f"CPU: {cpu_label()}")
     print(f"torch: {torch.__version__ if torch is not None else 'not importable (' + TORCH_ERR + '); using the figures quoted in issue 7'}")
     print("token-steps/s = batch*T/seconds, best of repeats; ratio = rnnsim / torch (> 1: rnnsim faster)")
     print()

@@ -73,6 +73,9 @@ def test_torch_benchmark_helpers():
     assert zen4 == 1 and bench_torch.vectors_per_cycle({"avx2"}, "AuthenticAMD", "25") == 2
     assert bench_torch.vectors_per_cycle({"avx512f"}, "GenuineIntel", "6") == 2
     assert bench_torch.peak_ops(1, 16, 1000.0, True, "AuthenticAMD", zen4) == bench_torch.peak_ops(1, 8, 1000.0, True, "AuthenticAMD")
+    # the machine line of the output: the CPU's name, family and model
+    label = bench_torch.cpu_label()
+    assert " family " in label and " model " in label
     ghz = bench_torch.measured_ghz()
     # 0.0 where executable pages are refused or the CPU is not x86-64, else a real clock
     assert ghz == 0.0 or 0.3 < ghz < 8.0
