@@ -9,6 +9,7 @@ Run as a script (``python tests/test_isa_tiers.py OUT.npz``) it writes the cases
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -103,10 +104,6 @@ def test_the_comparison_sees_a_single_flipped_bit(want):
         raise AssertionError("a flipped bit went unnoticed")
 
 
-if __name__ == "__main__":
-    np.savez(sys.argv[1], **cases())
-
-
 def test_no_vector_intrinsic_is_compiled_out_of_line():
     """Every `std::arch` vector intrinsic is inlined into a function compiled with its target
     features. One left out of line (an intrinsic called from a closure or helper that lacks
@@ -115,8 +112,6 @@ def test_no_vector_intrinsic_is_compiled_out_of_line():
     slower, with the same bits, so only the symbol table shows it. `nm` lists such copies as
     `core::core_arch::x86::...` functions; `_xgetbv` (the CPU feature detection) is the one
     that belongs there."""
-    import shutil
-
     nm = shutil.which("nm")
     if nm is None:
         pytest.skip("nm (binutils) is not installed")
@@ -126,3 +121,8 @@ def test_no_vector_intrinsic_is_compiled_out_of_line():
         pytest.skip("the extension module has no symbol table (stripped)")
     names = sorted({line.split(" ", 2)[2] for line in out.splitlines() if "core_arch::x86" in line and line.count(" ") >= 2})
     assert [n for n in names if not n.endswith("_xgetbv")] == [], names
+
+
+if __name__ == "__main__":
+    np.savez(sys.argv[1], **cases())
+

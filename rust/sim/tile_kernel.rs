@@ -91,17 +91,13 @@ impl<C: Copy + Default> Packed<C> {
         let mut data = Vec::with_capacity(up * k);
         #[cfg(target_os = "linux")]
         crate::sim::block_results::advise_huge_pages(data.spare_capacity_mut());
-        data.resize(up * k, C::default());
+        // written in storage order (panel, k, unit), each value once
         for p in 0..up / pw {
             for kk in 0..k {
-                for u in 0..pw {
-                    let i = p * pw + u;
-                    if i < units {
-                        data[(p * k + kk) * pw + u] = wt[kk * units + i];
-                    }
-                }
+                data.extend((p * pw..(p + 1) * pw).map(|i| if i < units { wt[kk * units + i] } else { C::default() }));
             }
         }
+        debug_assert_eq!(data.len(), up * k);
         Packed {
             k,
             units,

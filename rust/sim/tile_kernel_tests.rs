@@ -424,8 +424,9 @@ fn fused_bf16_keeps_the_zero_sign_of_tiny_products_and_cancels_huge_ones() {
     }
 }
 
-/// Tile rates (f32 and f64, fused and unfused; the AVX2 tiles and loops fused) at the shapes of `benches/bench_torch.py`'s layers, or at
-/// those of `TILE_RATES="k,units,sequences;..."`, best of 20:
+/// Tile rates (f32 and f64, fused and unfused; the AVX2 tiles and loops fused) at the
+/// shapes of `benches/bench_torch.py`'s layers, or at those of
+/// `TILE_RATES="k,units,sequences;..."`, best of 20:
 /// `cargo test --release --lib tile_rates -- --ignored --nocapture`. Nothing asserted
 /// (the machine is shared); weights above `L2_BUDGET` (from the third shape on: 1.3–19 MB in
 /// f32, twice that in f64) are streamed from L3 with prefetching (`tile_x86::Prefetch`).

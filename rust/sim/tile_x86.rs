@@ -535,7 +535,7 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
             };
             if width == 2 {
                 // the unfused step: tiles over panels q and q + 1 (`PAIR_ROWS_F32_F64`)
-                let groups = ns.div_ceil(O::PAIR_ROWS);
+                let pair_groups = ns.div_ceil(O::PAIR_ROWS);
                 for st in 0..stripes {
                     let off = st * N * O::L;
                     let dest = [dest_of(q, off), dest_of(q + 1, off)];
@@ -543,7 +543,7 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                     while s0 < ns {
                         let (a, m) = (aq.add(s0 * up), (ns - s0).min(O::PAIR_ROWS));
                         if streamed {
-                            let pf = next.share(st * groups + s0 / O::PAIR_ROWS, stripes * groups, ticks);
+                            let pf = next.share(st * pair_groups + s0 / O::PAIR_ROWS, stripes * pair_groups, ticks);
                             pair_group::<O, N, true>(m, segs, pw, off, s0, init, a, up, &dest, pf);
                         } else {
                             pair_group::<O, N, false>(m, segs, pw, off, s0, init, a, up, &dest, Prefetch::default());
