@@ -31,5 +31,6 @@ pub mod ticker;
 pub mod counter_run;
 pub mod cpu;
 pub mod tile_kernel;
+pub mod tile_rows;
 pub mod unit_split;
 pub mod ziv;

@@ -59,6 +59,11 @@ fn assert_sequential<F: LaneFormat>(wt: &[F::C], packed: &Packed<F::C>, z: &[F::
 }
 
 fn check_affine<F: LaneFormat>(ks: &[usize], units: usize, ns: usize, nr: usize, fma: bool) {
+    check_affine_strides::<F>(ks, units, ns, nr, fma, |k| k + 2)
+}
+
+/// `check_affine` with the z rows of a term of k values `ldz_of(k)` apart.
+fn check_affine_strides<F: LaneFormat>(ks: &[usize], units: usize, ns: usize, nr: usize, fma: bool, ldz_of: impl Fn(usize) -> usize) {
     let mut s = 7u64 + (ks.iter().sum::<usize>() * 131 + units * 7 + ns) as u64;
     let mut next = || {
         s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -67,7 +72,7 @@ fn check_affine<F: LaneFormat>(ks: &[usize], units: usize, ns: usize, nr: usize,
     let wts: Vec<Vec<F::C>> = ks.iter().map(|&k| (0..k * units).map(|_| next()).collect()).collect();
     let packs: Vec<Packed<F::C>> = ks.iter().zip(&wts).map(|(&k, wt)| Packed::new(wt, k, units, nr)).collect();
     let up = packs[0].up;
-    let ldz: Vec<usize> = ks.iter().map(|&k| k + 2).collect();
+    let ldz: Vec<usize> = ks.iter().map(|&k| ldz_of(k)).collect();
     let zs: Vec<Vec<F::C>> = ldz.iter().map(|&l| (0..ns * l).map(|_| next()).collect()).collect();
     let mut bias: Vec<F::C> = (0..units).map(|_| next()).collect();
     bias.resize(up, F::C::default());
@@ -195,6 +200,21 @@ fn streamed_weights_give_the_same_bits() {
         // odd panel counts (15 and 31): the unfused tiles' pairs of panels end with one
         check::<f32>(610, 480, 13, 2, fma);
         check_affine::<f64>(&[100, 205], 496, 7, 2, fma);
+    }
+}
+
+/// z rows whose stride puts a tile's current lines in a few L1 sets (4 KiB and 8 KiB
+/// apart, 1 KiB, and 4 KiB + 4 bytes) run from a copy at another stride (`tile_rows`):
+/// the same bits, with a second term left in place.
+#[test]
+fn rows_at_conflicting_strides_give_the_same_bits() {
+    for (ks, ldz) in [(&[1000usize, 24][..], 1024), (&[7, 250], 256), (&[500], 1025)] {
+        let stride = |k: usize| if k >= 250 { ldz } else { k + 2 };
+        assert!(crate::sim::tile_rows::conflicting(ldz * std::mem::size_of::<f32>(), 12));
+        for fma in [false, true] {
+            every_format!(check_affine_strides(ks, 40, 14, 2, fma, stride));
+        }
+        check_affine_strides::<f32>(ks, 96, 5, 1, false, stride);
     }
 }
 

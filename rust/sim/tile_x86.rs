@@ -11,6 +11,7 @@
 use super::{GateSplit, Packed, Term, KC, L2_BUDGET, MAX_TERMS, MR};
 use crate::sim::lanes::{LaneFormat, Rounding};
 use crate::sim::simd_round::{round_bf16, round_f16};
+use crate::sim::tile_rows::{unaliased, Scratch};
 use std::arch::x86_64::*;
 use std::ops::Range;
 
@@ -455,6 +456,11 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     let (pw, up) = (terms[0].0.pw, terms[0].0.up);
     debug_assert_eq!(pw % (N * O::L), 0);
     debug_assert!(panels.end <= up / pw);
+    // z rows whose stride would put a tile's current lines in a few L1 sets (a multiple of
+    // 4 KiB) run from a copy at a stride that does not (`tile_rows`; same values, same bits)
+    let mut scratch = Scratch::default();
+    let copy = unaliased(terms, |p: &Packed<O::C>| p.k, ns, O::ROWS, &mut scratch);
+    let terms: &Terms<'_, O::C> = copy.as_deref().unwrap_or(terms);
     let total: usize = terms.iter().map(|t| t.0.k).sum();
     // the packed weights of these panels are streamed from L3 when they exceed L2: the tiles
     // of each panel then fetch the next panel's slice into L2 as they run (`Prefetch`),

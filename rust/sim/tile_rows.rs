@@ -1,0 +1,167 @@
+//! The z rows a tile broadcasts from, kept in different L1 sets.
+//!
+//! A tile of `Ops::ROWS` sequences (12 in f32/f64 with AVX-512) reads, at each k, the value
+//! z[s][k] of each of its rows s: one current cache line per row. An L1d has 64 sets of
+//! 64-byte lines (32 KiB 8-way on Zen 4, 48 KiB 12-way on Golden Cove): the line at address
+//! a is in set (a / 64) mod 64, so rows whose stride is a multiple of 4 KiB (hidden 1024 in
+//! f32, 512 in f64; a layer-0 input of T·n values such as 8 × 128) put all their current
+//! lines in one set, which cannot hold 12 of them beside the streamed weights: each
+//! broadcast then misses L1. Measured on Zen 4 (`tile_rates`, f32, 64 sequences): 47 G
+//! flop/s at k = 1024 with 1024 units and 65 with 4096, against 95–105 with the copy below
+//! (and at k = 1040 or 1152 without it).
+//!
+//! The driver (`tile_x86::drive_terms`) therefore copies the rows of such a term, once per
+//! call, to a scratch buffer whose stride is an odd number of lines (the rows' current lines
+//! then fall in as many sets as there are rows) and runs the tiles on the copy. The values
+//! and their order are unchanged, so the bits are.
+
+use std::cell::RefCell;
+
+/// Bytes of a cache line, and of one way of L1d (64 sets of 64 bytes).
+const LINE: usize = 64;
+const WAY: usize = 64 * LINE;
+/// The most current lines of a tile's rows allowed in one L1 set.
+const MAX_PER_SET: usize = 2;
+
+/// Whether `rows` rows `stride` bytes apart put more than `MAX_PER_SET` of their current
+/// lines (the same k in every row, the first row's line-aligned) into one L1 set.
+pub fn conflicting(stride: usize, rows: usize) -> bool {
+    if rows <= MAX_PER_SET {
+        return false;
+    }
+    // (rows closer than a line share theirs: count lines, not rows)
+    let (mut per_set, mut last) = ([0u8; WAY / LINE], usize::MAX);
+    (0..rows).any(|r| {
+        let line = r * stride / LINE;
+        if line == last {
+            return false;
+        }
+        last = line;
+        per_set[line % (WAY / LINE)] += 1;
+        usize::from(per_set[line % (WAY / LINE)]) > MAX_PER_SET
+    })
+}
+
+/// The stride (in values of `size` bytes, a divisor of 64) of the copy of rows of `k`
+/// values: the fewest whole lines that hold k values, made odd.
+pub fn padded_stride(k: usize, size: usize) -> usize {
+    debug_assert!(size > 0 && LINE % size == 0);
+    ((k * size).div_ceil(LINE).max(1) | 1) * LINE / size
+}
+
+thread_local! {
+    /// Each thread's copy buffer, kept between calls (a tick's copy at hidden 1024 is
+    /// 256 KiB: allocated anew, every tick would fault its pages in again).
+    static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A thread's copy buffer, taken from the thread's on the first copy of a call and given
+/// back when dropped (a nested call on the same thread takes a fresh one); empty, and
+/// free, for the calls that copy nothing.
+#[derive(Default)]
+pub struct Scratch(Vec<u64>);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.0);
+        if buf.capacity() == 0 {
+            return;
+        }
+        SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.capacity() < buf.capacity() {
+                *s = buf;
+            }
+        });
+    }
+}
+
+/// `terms` (each (weights, z rows, row stride)) with the z rows of every term whose stride
+/// is `conflicting` for `rows` rows per tile copied into `scratch` at a `padded_stride`;
+/// None when no term needs it. `ns` rows of each term's `w.k` values are copied.
+pub fn unaliased<'a, W, C: Copy>(terms: &[(&'a W, &'a [C], usize)], k_of: impl Fn(&W) -> usize, ns: usize, rows: usize, scratch: &'a mut Scratch) -> Option<Vec<(&'a W, &'a [C], usize)>> {
+    let size = std::mem::size_of::<C>();
+    assert!(size > 0 && LINE % size == 0 && std::mem::align_of::<C>() <= std::mem::align_of::<u64>());
+    let copied = |&(w, _, ldz): &(&W, &[C], usize)| ns > 1 && k_of(w) > 0 && conflicting(ldz * size, rows.min(ns));
+    if !terms.iter().any(copied) {
+        return None;
+    }
+    let len: usize = terms.iter().filter(|t| copied(t)).map(|t| ns * padded_stride(k_of(t.0), size)).sum();
+    if scratch.0.capacity() == 0 {
+        scratch.0 = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    }
+    let buf = &mut scratch.0;
+    buf.clear();
+    buf.resize((len * size).div_ceil(8), 0);
+    // SAFETY: the buffer holds `len` values of C (alignment asserted above; C is Copy,
+    // every bit pattern of the zeroed words is overwritten before it is read).
+    let mut rest: &'a mut [C] = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<C>(), len) };
+    let mut out = Vec::with_capacity(terms.len());
+    for t in terms {
+        if !copied(t) {
+            out.push(*t);
+            continue;
+        }
+        let (w, z, ldz) = *t;
+        let (k, stride) = (k_of(w), padded_stride(k_of(w), size));
+        let (rows_copy, tail) = std::mem::take(&mut rest).split_at_mut(ns * stride);
+        for (s, dst) in rows_copy.chunks_exact_mut(stride).enumerate() {
+            dst[..k].copy_from_slice(&z[s * ldz..s * ldz + k]);
+        }
+        rest = tail;
+        out.push((w, &*rows_copy, stride));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strides_of_whole_ways_conflict_and_odd_lines_do_not() {
+        // hidden 1024 in f32 (4 KiB), 512 in f64, half a way (2 KiB: two sets of 6 rows)
+        assert!(conflicting(4096, 12) && conflicting(4096, 3) && conflicting(8192, 12) && conflicting(2048, 12));
+        // a stride just past a way: the 12 rows' lines a few bytes apart, in one set
+        assert!(conflicting(4100, 12));
+        // 1 KiB: four sets of three
+        assert!(conflicting(1024, 12) && !conflicting(1024, 8));
+        // an odd number of lines, and the small strides of hidden 16–128 in f32 (and below
+        // a line: rows that share a line)
+        for s in [65 * 64, 64, 256, 512, 1040 * 4, 1152 * 4, 28, 4, 80] {
+            assert!(!conflicting(s, 12), "{s}");
+        }
+        assert!(!conflicting(4096, 2), "two rows share any set");
+    }
+
+    #[test]
+    fn padded_strides_hold_the_row_in_an_odd_number_of_lines() {
+        for (k, size) in [(1024, 4), (1024, 8), (512, 8), (1, 4), (16, 4), (17, 4), (100, 2), (2048, 2)] {
+            let s = padded_stride(k, size);
+            assert!(s >= k && (s * size) % LINE == 0 && (s * size / LINE) % 2 == 1 && (s - k) * size < 2 * LINE, "{k} {size} {s}");
+            assert!(!conflicting(s * size, 12));
+        }
+    }
+
+    #[test]
+    fn the_copy_keeps_every_row_and_only_the_conflicting_terms() {
+        let (ns, k0, k1) = (13, 1024, 5);
+        let z0: Vec<f32> = (0..ns * 1024).map(|i| i as f32).collect();
+        let z1: Vec<f32> = (0..ns * 7).map(|i| -(i as f32)).collect();
+        let (w0, w1) = (k0, k1);
+        let terms = [(&w0, &z0[..], 1024), (&w1, &z1[..], 7)];
+        let mut scratch = Scratch::default();
+        let out = unaliased(&terms, |&k| k, ns, 12, &mut scratch).expect("the 4 KiB stride is copied");
+        assert_eq!(out.len(), 2);
+        let (_, z, ldz) = out[0];
+        assert!(ldz == padded_stride(k0, 4) && ldz != 1024);
+        for s in 0..ns {
+            assert_eq!(&z[s * ldz..s * ldz + k0], &z0[s * 1024..s * 1024 + k0]);
+        }
+        assert!(std::ptr::eq(out[1].1, &z1[..]) && out[1].2 == 7, "the other term is left in place");
+        let (w2, z2) = (16usize, vec![0f32; ns * 16]);
+        assert!(unaliased(&[(&w2, &z2[..], 16)], |&k| k, ns, 12, &mut scratch).is_none());
+        // one sequence never needs the copy
+        assert!(unaliased(&terms, |&k| k, 1, 12, &mut scratch).is_none());
+    }
+}
