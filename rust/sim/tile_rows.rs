@@ -45,7 +45,7 @@ pub fn conflicting(stride: usize, rows: usize) -> bool {
 /// The stride (in values of `size` bytes, a divisor of 64) of the copy of rows of `k`
 /// values: the fewest whole lines that hold k values, made odd.
 pub fn padded_stride(k: usize, size: usize) -> usize {
-    debug_assert!(size > 0 && LINE % size == 0);
+    debug_assert!(size > 0 && LINE.is_multiple_of(size));
     ((k * size).div_ceil(LINE).max(1) | 1) * LINE / size
 }
 
@@ -81,7 +81,7 @@ impl Drop for Scratch {
 /// None when no term needs it. `ns` rows of each term's `w.k` values are copied.
 pub fn unaliased<'a, W, C: Copy>(terms: &[(&'a W, &'a [C], usize)], k_of: impl Fn(&W) -> usize, ns: usize, rows: usize, scratch: &'a mut Scratch) -> Option<Vec<(&'a W, &'a [C], usize)>> {
     let size = std::mem::size_of::<C>();
-    assert!(size > 0 && LINE % size == 0 && std::mem::align_of::<C>() <= std::mem::align_of::<u64>());
+    assert!(size > 0 && LINE.is_multiple_of(size) && std::mem::align_of::<C>() <= std::mem::align_of::<u64>());
     let copied = |&(w, _, ldz): &(&W, &[C], usize)| ns > 1 && k_of(w) > 0 && conflicting(ldz * size, rows.min(ns));
     if !terms.iter().any(copied) {
         return None;
@@ -138,7 +138,7 @@ mod tests {
     fn padded_strides_hold_the_row_in_an_odd_number_of_lines() {
         for (k, size) in [(1024, 4), (1024, 8), (512, 8), (1, 4), (16, 4), (17, 4), (100, 2), (2048, 2)] {
             let s = padded_stride(k, size);
-            assert!(s >= k && (s * size) % LINE == 0 && (s * size / LINE) % 2 == 1 && (s - k) * size < 2 * LINE, "{k} {size} {s}");
+            assert!(s >= k && (s * size).is_multiple_of(LINE) && (s * size / LINE) % 2 == 1 && (s - k) * size < 2 * LINE, "{k} {size} {s}");
             assert!(!conflicting(s * size, 12));
         }
     }
