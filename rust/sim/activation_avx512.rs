@@ -50,6 +50,19 @@ use crate::sim::simd_round::first_lanes;
 use crate::sim::ziv::{Approximated, Func, DELTA};
 use std::arch::x86_64::*;
 
+/// `[f(i) for i in 0..M]` as vectors, one operation for all M chains before the next (the
+/// chains interleaved in program order: see `run`). A loop, not `array::from_fn`: a closure
+/// may be compiled out of line without the caller's target features.
+macro_rules! each {
+    ($m:expr, $i:ident => $e:expr) => {{
+        let mut out = [_mm512_setzero_pd(); $m];
+        for $i in 0..$m {
+            out[$i] = $e;
+        }
+        out
+    }};
+}
+
 /// The documented value rounded to f32: the scalar fallback (also `activation_avx2`'s).
 pub(crate) fn fallback<A: Approximated>(x: f32) -> f32 {
     A::documented(f64::from(x)) as f32
@@ -70,52 +83,70 @@ pub fn apply<A: Approximated>(xs: &mut [f32]) -> bool {
     true
 }
 
+/// Vectors of 16 values per step of `run`.
+const STEP: usize = 2;
+
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
 unsafe fn run<A: Approximated>(xs: &mut [f32]) {
     let n = xs.len();
     let p = xs.as_mut_ptr();
     let mut i = 0;
-    // two vectors per step: four independent f64 chains in flight (the chains are long, so
-    // more of them keep both vector ports busy)
-    while i + 32 <= n {
-        let (x0, x1) = (_mm512_loadu_ps(p.add(i)), _mm512_loadu_ps(p.add(i + 16)));
-        let (r0, r1) = (approx16::<A>(x0), approx16::<A>(x1));
-        finish::<A>(p.add(i), x0, r0, 16);
-        finish::<A>(p.add(i + 16), x1, r1, 16);
-        i += 32;
+    // STEP vectors per step: 2·STEP f64 chains, interleaved operation by operation
+    // (`each!`), so that the scheduler sees every chain's next operation at once. Measured
+    // on Zen 4 (`ns_per_value`, alternating binaries): the same 4 chains written one after
+    // the other ran tanh 1.05 and σ 1.025 ns per value, interleaved 1.00 and 0.98; 6 or 8
+    // chains interleaved 1.01–1.14 (the chains' values and the constants no longer fit in
+    // the 32 registers: LLVM broadcasts the constants again from memory)
+    while i + 16 * STEP <= n {
+        let mut x = [_mm512_setzero_ps(); STEP];
+        for (j, v) in x.iter_mut().enumerate() {
+            *v = _mm512_loadu_ps(p.add(i + 16 * j));
+        }
+        let r = approx16::<A, STEP, { 2 * STEP }>(x);
+        for j in 0..STEP {
+            finish::<A>(p.add(i + 16 * j), x[j], r[j], 16);
+        }
+        i += 16 * STEP;
     }
     while i < n {
         let m = (n - i).min(16);
         let live = first_lanes(m);
         let x = _mm512_maskz_loadu_ps(live, p.add(i));
-        finish::<A>(p.add(i), x, approx16::<A>(x), m);
+        finish::<A>(p.add(i), x, approx16::<A, 1, 2>([x])[0], m);
         i += m;
     }
 }
 
-/// The Ziv bounds (round_f32(y(1 − δ)), round_f32(y(1 + δ))) of 16 values.
+/// The Ziv bounds (round_f32(y(1 − δ)), round_f32(y(1 + δ))) of N vectors of 16 values,
+/// their M = 2N halves of 8 computed as M interleaved chains (`each!`).
 #[inline(always)]
-unsafe fn approx16<A: Approximated>(x: __m512) -> (__m512, __m512) {
-    let (lo, hi) = (_mm512_cvtps_pd(_mm512_castps512_ps256(x)), _mm512_cvtps_pd(_mm512_extractf32x8_ps::<1>(x)));
-    let (ylo, yhi) = match A::FUNC {
-        Func::Tanh => (tanh8(lo), tanh8(hi)),
-        Func::Sigmoid => (sigmoid8(lo), sigmoid8(hi)),
+unsafe fn approx16<A: Approximated, const N: usize, const M: usize>(x: [__m512; N]) -> [(__m512, __m512); N] {
+    const { assert!(M == 2 * N) };
+    let halves = each!(M, i => if i % 2 == 0 { _mm512_cvtps_pd(_mm512_castps512_ps256(x[i / 2])) } else { _mm512_cvtps_pd(_mm512_extractf32x8_ps::<1>(x[i / 2])) });
+    let y = match A::FUNC {
+        Func::Tanh => tanh8(halves),
+        Func::Sigmoid => sigmoid8(halves),
     };
     let (below, above) = (_mm512_set1_pd(1.0 - DELTA), _mm512_set1_pd(1.0 + DELTA));
-    let down = join(_mm512_cvtpd_ps(_mm512_mul_pd(ylo, below)), _mm512_cvtpd_ps(_mm512_mul_pd(yhi, below)));
-    let up = join(_mm512_cvtpd_ps(_mm512_mul_pd(ylo, above)), _mm512_cvtpd_ps(_mm512_mul_pd(yhi, above)));
-    // a NaN lane returns x quietened (x + 0), as the scalar paths do (same bits whatever
-    // the path)
-    let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
-    let quiet = _mm512_add_ps(x, _mm512_setzero_ps());
-    (_mm512_mask_blend_ps(nan, down, quiet), _mm512_mask_blend_ps(nan, up, quiet))
+    let mut out = [(_mm512_setzero_ps(), _mm512_setzero_ps()); N];
+    for (j, o) in out.iter_mut().enumerate() {
+        let (ylo, yhi) = (y[2 * j], y[2 * j + 1]);
+        let down = join(_mm512_cvtpd_ps(_mm512_mul_pd(ylo, below)), _mm512_cvtpd_ps(_mm512_mul_pd(yhi, below)));
+        let up = join(_mm512_cvtpd_ps(_mm512_mul_pd(ylo, above)), _mm512_cvtpd_ps(_mm512_mul_pd(yhi, above)));
+        // a NaN lane returns x quietened (x + 0), as the scalar paths do (same bits whatever
+        // the path)
+        let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x[j], x[j]);
+        let quiet = _mm512_add_ps(x[j], _mm512_setzero_ps());
+        *o = (_mm512_mask_blend_ps(nan, down, quiet), _mm512_mask_blend_ps(nan, up, quiet));
+    }
+    out
 }
 
 /// `A` on 16 values in registers (the single-sequence kernel, `gated_single`): the decided
 /// results, the undecided lanes (rare) from the scalar fallback through memory.
 #[inline(always)]
 pub(crate) unsafe fn apply16<A: Approximated>(x: __m512) -> __m512 {
-    let (down, up) = approx16::<A>(x);
+    let [(down, up)] = approx16::<A, 1, 2>([x]);
     let undecided = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(down), _mm512_castps_si512(up));
     if undecided == 0 {
         return down;
@@ -159,31 +190,31 @@ pub(crate) const EXP2_SIXTEENTHS: [[f64; 8]; 2] = [
 ];
 
 /// (S, q) with e^y = S·(1 + q), y = −u, u = F·a (F = 1 or 2, exact), S = 2^{k/16} (see the
-/// module doc); 0 ≤ u ≤ 110, or NaN.
+/// module doc); 0 ≤ u ≤ 110, or NaN. M vectors at a time.
 #[inline(always)]
-unsafe fn exp_parts<const F: u8>(a: __m512d) -> (__m512d, __m512d) {
+unsafe fn exp_parts<const F: u8, const M: usize>(a: [__m512d; M]) -> ([__m512d; M], [__m512d; M]) {
     const MAGIC: f64 = 6755399441055744.0; // 1.5·2^52
     // ln2/16 rounded to double: k·LN2_16 is off by |k|·2^−58 ≤ 2^−46.6 (|k| < 2600), an
     // absolute error of r, so a relative one of e^y (module doc)
     const LN2_16: f64 = std::f64::consts::LN_2 / 16.0;
     // k = round(16y/ln 2): the product F·(16 log2 e)·a is 16 log2 e·y exactly (F a power of 2)
-    let shifted = _mm512_fmadd_pd(a, _mm512_set1_pd(-f64::from(F) * 16.0 * std::f64::consts::LOG2_E), _mm512_set1_pd(MAGIC));
-    let k = _mm512_sub_pd(shifted, _mm512_set1_pd(MAGIC));
+    let shifted = each!(M, i => _mm512_fmadd_pd(a[i], _mm512_set1_pd(-f64::from(F) * 16.0 * std::f64::consts::LOG2_E), _mm512_set1_pd(MAGIC)));
+    let k = each!(M, i => _mm512_sub_pd(shifted[i], _mm512_set1_pd(MAGIC)));
     // (u beside `shifted`, which takes a itself: off the critical path)
-    let u = if F == 2 { _mm512_add_pd(a, a) } else { a };
-    let r = _mm512_fnmsub_pd(k, _mm512_set1_pd(LN2_16), u); // −u − k·ln2/16
+    let u = each!(M, i => if F == 2 { _mm512_add_pd(a[i], a[i]) } else { a[i] });
+    let r = each!(M, i => _mm512_fnmsub_pd(k[i], _mm512_set1_pd(LN2_16), u[i])); // −u − k·ln2/16
     // T_j: the low 4 bits of `shifted` are k mod 16 (two's complement)
     let (lo, hi) = (_mm512_loadu_pd(EXP2_SIXTEENTHS[0].as_ptr()), _mm512_loadu_pd(EXP2_SIXTEENTHS[1].as_ptr()));
-    let t = _mm512_permutex2var_pd(lo, _mm512_castpd_si512(shifted), hi);
+    let t = each!(M, i => _mm512_permutex2var_pd(lo, _mm512_castpd_si512(shifted[i]), hi));
     // S = T_j · 2^floor(k/16)
-    let s = _mm512_scalef_pd(t, _mm512_mul_pd(k, _mm512_set1_pd(1.0 / 16.0)));
+    let s = each!(M, i => _mm512_scalef_pd(t[i], _mm512_mul_pd(k[i], _mm512_set1_pd(1.0 / 16.0))));
     // q = r + r²·P(r), P the cubic of EXPM1_P by Estrin's scheme (two FMAs deep)
     let [c0, c1, c2, c3] = EXPM1_P;
-    let r2 = _mm512_mul_pd(r, r);
-    let p01 = _mm512_fmadd_pd(r, _mm512_set1_pd(c1), _mm512_set1_pd(c0));
-    let p23 = _mm512_fmadd_pd(r, _mm512_set1_pd(c3), _mm512_set1_pd(c2));
-    let p = _mm512_fmadd_pd(r2, p23, p01);
-    let q = _mm512_fmadd_pd(r2, p, r);
+    let r2 = each!(M, i => _mm512_mul_pd(r[i], r[i]));
+    let p01 = each!(M, i => _mm512_fmadd_pd(r[i], _mm512_set1_pd(c1), _mm512_set1_pd(c0)));
+    let p23 = each!(M, i => _mm512_fmadd_pd(r[i], _mm512_set1_pd(c3), _mm512_set1_pd(c2)));
+    let p = each!(M, i => _mm512_fmadd_pd(r2[i], p23[i], p01[i]));
+    let q = each!(M, i => _mm512_fmadd_pd(r2[i], p[i], r[i]));
     (s, q)
 }
 
@@ -196,12 +227,12 @@ pub(crate) const EXPM1_P: [f64; 4] = [0.4999999999038571, 0.16666666662546284, 0
 
 /// num / d for d ∈ [1, 2] to about 2^−42 (rcp14 and the series 1 + e + e², see the module doc).
 #[inline(always)]
-unsafe fn divide(num: __m512d, d: __m512d) -> __m512d {
-    let x0 = _mm512_rcp14_pd(d);
-    let e = _mm512_fnmadd_pd(d, x0, _mm512_set1_pd(1.0));
-    let t = _mm512_fmadd_pd(e, e, e);
-    let q0 = _mm512_mul_pd(num, x0);
-    _mm512_fmadd_pd(q0, t, q0)
+unsafe fn divide<const M: usize>(num: [__m512d; M], d: [__m512d; M]) -> [__m512d; M] {
+    let x0 = each!(M, i => _mm512_rcp14_pd(d[i]));
+    let e = each!(M, i => _mm512_fnmadd_pd(d[i], x0[i], _mm512_set1_pd(1.0)));
+    let t = each!(M, i => _mm512_fmadd_pd(e[i], e[i], e[i]));
+    let q0 = each!(M, i => _mm512_mul_pd(num[i], x0[i]));
+    each!(M, i => _mm512_fmadd_pd(q0[i], t[i], q0[i]))
 }
 
 /// v with its sign flipped where x is negative (v ^ (x & −0.0)).
@@ -211,29 +242,28 @@ unsafe fn sign_of(v: __m512d, x: __m512d) -> __m512d {
     _mm512_castsi512_pd(_mm512_ternarylogic_epi64::<0x78>(_mm512_castpd_si512(v), _mm512_castpd_si512(x), _mm512_set1_epi64(i64::MIN)))
 }
 
-/// tanh on 8 lanes, relative error < 2^−40.
+/// tanh on M vectors of 8 lanes, relative error < 2^−40.
 #[inline(always)]
-unsafe fn tanh8(x: __m512d) -> __m512d {
+unsafe fn tanh8<const M: usize>(x: [__m512d; M]) -> [__m512d; M] {
     // |x| clamped at 40 (tanh 40 = 1 − 2^−114…); NaN passes (vminpd returns its second operand)
-    let a = _mm512_min_pd(_mm512_set1_pd(40.0), _mm512_abs_pd(x));
-    let (s, q) = exp_parts::<2>(a);
+    let a = each!(M, i => _mm512_min_pd(_mm512_set1_pd(40.0), _mm512_abs_pd(x[i])));
+    let (s, q) = exp_parts::<2, M>(a);
     // tanh|x| = −expm1(y) / (2 + expm1(y)), expm1(y) = S·q + (S − 1) ∈ (−1, 0]: numerator and
     // denominator each one FMA from S·q (module doc), the sign of x applied to the numerator
     // while the denominator is computed
-    let num = sign_of(_mm512_fnmadd_pd(s, q, _mm512_sub_pd(_mm512_set1_pd(1.0), s)), x);
-    let d = _mm512_fmadd_pd(s, q, _mm512_add_pd(s, _mm512_set1_pd(1.0)));
+    let num = each!(M, i => sign_of(_mm512_fnmadd_pd(s[i], q[i], _mm512_sub_pd(_mm512_set1_pd(1.0), s[i])), x[i]));
+    let d = each!(M, i => _mm512_fmadd_pd(s[i], q[i], _mm512_add_pd(s[i], _mm512_set1_pd(1.0))));
     divide(num, d)
 }
 
-/// σ on 8 lanes, relative error < 2^−40.
+/// σ on M vectors of 8 lanes, relative error < 2^−40.
 #[inline(always)]
-unsafe fn sigmoid8(x: __m512d) -> __m512d {
-    let a = _mm512_min_pd(_mm512_set1_pd(110.0), _mm512_abs_pd(x));
-    let (s, q) = exp_parts::<1>(a);
-    let e = _mm512_fmadd_pd(s, q, s); // e^{−|x|} ∈ (0, 1]
-    let d = _mm512_fmadd_pd(s, q, _mm512_add_pd(s, _mm512_set1_pd(1.0))); // 1 + e^{−|x|}
-    let positive = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(x, _mm512_setzero_pd());
-    let num = _mm512_mask_blend_pd(positive, e, _mm512_set1_pd(1.0));
+unsafe fn sigmoid8<const M: usize>(x: [__m512d; M]) -> [__m512d; M] {
+    let a = each!(M, i => _mm512_min_pd(_mm512_set1_pd(110.0), _mm512_abs_pd(x[i])));
+    let (s, q) = exp_parts::<1, M>(a);
+    let e = each!(M, i => _mm512_fmadd_pd(s[i], q[i], s[i])); // e^{−|x|} ∈ (0, 1]
+    let d = each!(M, i => _mm512_fmadd_pd(s[i], q[i], _mm512_add_pd(s[i], _mm512_set1_pd(1.0)))); // 1 + e^{−|x|}
+    let num = each!(M, i => _mm512_mask_blend_pd(_mm512_cmp_pd_mask::<_CMP_GE_OQ>(x[i], _mm512_setzero_pd()), e[i], _mm512_set1_pd(1.0)));
     divide(num, d)
 }
 
@@ -399,12 +429,12 @@ pub(crate) mod tests {
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     unsafe fn tanh8_entry(v: __m512d) -> __m512d {
-        tanh8(v)
+        tanh8([v])[0]
     }
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     unsafe fn sigmoid8_entry(v: __m512d) -> __m512d {
-        sigmoid8(v)
+        sigmoid8([v])[0]
     }
 }
 
