@@ -233,7 +233,7 @@ def main() -> None:
     ap.add_argument("--shapes", default="",
                     help="other shapes instead of issue 7's: 'B,T,H,I[,T run];...' (T run: steps timed, default T)")
     args = ap.parse_args()
-    shapes, t_runs = SHAPES, T_RUN
+    shapes, t_runs = SHAPES, [T_RUN[s] for s in SHAPES]
     if args.shapes:
         try:
             given = [tuple(int(v) for v in part.split(",")) for part in args.shapes.split(";") if part.strip()]
@@ -242,7 +242,8 @@ def main() -> None:
         if not given or any(len(g) not in (4, 5) or min(g) < 1 for g in given):
             ap.error("--shapes: each shape is B,T,H,I or B,T,H,I,T_run, all positive")
         shapes = [g[:4] for g in given]
-        t_runs = {g[:4]: min(g[4] if len(g) == 5 else g[1], g[1]) for g in given}
+        # one T run per row (a shape may be given twice with different T runs)
+        t_runs = [min(g[4] if len(g) == 5 else g[1], g[1]) for g in given]
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     unknown = [d for d in dtypes if base(d) not in ("f32", "f64", "f16", "bf16")
                or not set(d.split("+")[1:]) <= ({"fma", "approx"} if base(d) == "f32" else {"fma"})]
@@ -267,7 +268,7 @@ def main() -> None:
     for kind in kinds:
         for i, shape in enumerate(shapes):
             B, T, H, I = shape
-            t_run = max(3, t_runs[shape] // 20) if args.quick else t_runs[shape]
+            t_run = max(3, t_runs[i] // 20) if args.quick else t_runs[i]
             if (args.max_hidden and H > args.max_hidden) or H < args.min_hidden:
                 continue
             if args.quick:

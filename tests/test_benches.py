@@ -79,3 +79,11 @@ def test_torch_benchmark_helpers():
     ghz = bench_torch.measured_ghz()
     # 0.0 where executable pages are refused or the CPU is not x86-64, else a real clock
     assert ghz == 0.0 or 0.3 < ghz < 8.0
+
+
+def test_torch_benchmark_runs_a_shape_twice_with_its_own_t_runs():
+    # the T runs were kept per shape, so a shape given twice ran the second's T both times
+    out = run("bench_torch.py", "--only", "rnn", "--threads", "1", "--dtypes", "f32",
+              "--shapes", "8,400,16,4,100;8,400,16,4,400")
+    t_runs = [line.split()[2] for line in out.splitlines() if line.startswith("rnn   (8,400,16,4)")]
+    assert t_runs == ["5", "20"], out  # --quick runs a twentieth
