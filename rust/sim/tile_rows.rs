@@ -51,9 +51,13 @@ pub fn padded_stride(k: usize, size: usize) -> usize {
 
 thread_local! {
     /// Each thread's copy buffer, kept between calls (a tick's copy at hidden 1024 is
-    /// 256 KiB: allocated anew, every tick would fault its pages in again).
+    /// 256 KiB: allocated anew, every tick would fault its pages in again), up to
+    /// `KEPT_BYTES` (a larger one, from a call with a big block, is freed after the call).
     static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
+
+/// The largest copy buffer a thread keeps between calls.
+const KEPT_BYTES: usize = 4 << 20;
 
 /// A thread's copy buffer, taken from the thread's on the first copy of a call and given
 /// back when dropped (a nested call on the same thread takes a fresh one); empty, and
@@ -64,7 +68,7 @@ pub struct Scratch(Vec<u64>);
 impl Drop for Scratch {
     fn drop(&mut self) {
         let buf = std::mem::take(&mut self.0);
-        if buf.capacity() == 0 {
+        if buf.capacity() == 0 || buf.capacity() * 8 > KEPT_BYTES {
             return;
         }
         SCRATCH.with(|s| {
@@ -90,11 +94,14 @@ pub fn unaliased<'a, W, C: Copy>(terms: &[(&'a W, &'a [C], usize)], k_of: impl F
     if scratch.0.capacity() == 0 {
         scratch.0 = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
     }
-    let buf = &mut scratch.0;
-    buf.clear();
-    buf.resize((len * size).div_ceil(8), 0);
-    // SAFETY: the buffer holds `len` values of C (alignment asserted above; C is Copy,
-    // every bit pattern of the zeroed words is overwritten before it is read).
+    // (grown, never cleared: each row's first k values are written below, and the padding
+    // after them is never read)
+    let (buf, words) = (&mut scratch.0, (len * size).div_ceil(8));
+    if buf.len() < words {
+        buf.resize(words, 0);
+    }
+    // SAFETY: the buffer holds `len` values of C (alignment asserted above). C is a lane
+    // type (f32, f64, or binary16's u16), for which every bit pattern is a value.
     let mut rest: &'a mut [C] = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<C>(), len) };
     let mut out = Vec::with_capacity(terms.len());
     for t in terms {
@@ -163,5 +170,20 @@ mod tests {
         assert!(unaliased(&[(&w2, &z2[..], 16)], |&k| k, ns, 12, &mut scratch).is_none());
         // one sequence never needs the copy
         assert!(unaliased(&terms, |&k| k, 1, 12, &mut scratch).is_none());
+    }
+
+    #[test]
+    fn a_thread_keeps_a_small_buffer_and_frees_a_large_one() {
+        let kept = || SCRATCH.with(|s| s.borrow().capacity() * 8);
+        let copy = |ns: usize| {
+            let (k, z) = (1024usize, vec![1f32; ns * 1024]);
+            let mut scratch = Scratch::default();
+            assert!(unaliased(&[(&k, &z[..], 1024)], |&k| k, ns, 12, &mut scratch).is_some());
+        };
+        copy(16);
+        assert!(kept() >= 16 * 1024 * 4, "the small buffer is kept");
+        // 2,000 rows of 4 KiB: 8 MiB, above KEPT_BYTES
+        copy(2000);
+        assert!(kept() <= KEPT_BYTES, "{} bytes kept", kept());
     }
 }
