@@ -83,9 +83,9 @@ impl Drop for Scratch {
 /// `terms` (each (weights, z rows, row stride)) with the z rows of every term whose stride
 /// is `conflicting` for `rows` rows per tile copied into `scratch` at a `padded_stride`;
 /// None when no term needs it. `ns` rows of each term's `w.k` values are copied.
-pub fn unaliased<'a, W, C: Copy>(terms: &[(&'a W, &'a [C], usize)], k_of: impl Fn(&W) -> usize, ns: usize, rows: usize, scratch: &'a mut Scratch) -> Option<Vec<(&'a W, &'a [C], usize)>> {
+pub fn unaliased<'a, W, C: bytemuck::Pod>(terms: &[(&'a W, &'a [C], usize)], k_of: impl Fn(&W) -> usize, ns: usize, rows: usize, scratch: &'a mut Scratch) -> Option<Vec<(&'a W, &'a [C], usize)>> {
     let size = std::mem::size_of::<C>();
-    assert!(size > 0 && LINE.is_multiple_of(size) && std::mem::align_of::<C>() <= std::mem::align_of::<u64>());
+    assert!(size > 0 && LINE.is_multiple_of(size));
     let copied = |&(w, _, ldz): &(&W, &[C], usize)| ns > 1 && k_of(w) > 0 && conflicting(ldz * size, rows.min(ns));
     if !terms.iter().any(copied) {
         return None;
@@ -100,9 +100,8 @@ pub fn unaliased<'a, W, C: Copy>(terms: &[(&'a W, &'a [C], usize)], k_of: impl F
     if buf.len() < words {
         buf.resize(words, 0);
     }
-    // SAFETY: the buffer holds `len` values of C (alignment asserted above). C is a lane
-    // type (f32, f64, or binary16's u16), for which every bit pattern is a value.
-    let mut rest: &'a mut [C] = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<C>(), len) };
+    // the words as values of C (`Pod`: any bits are a value; size and alignment checked)
+    let mut rest: &'a mut [C] = &mut bytemuck::cast_slice_mut::<u64, C>(&mut buf[..words])[..len];
     let mut out = Vec::with_capacity(terms.len());
     for t in terms {
         if !copied(t) {

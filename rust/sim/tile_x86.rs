@@ -17,7 +17,7 @@ use std::ops::Range;
 
 /// One SIMD register of lanes and the two rounded operations.
 pub(super) trait Ops {
-    type C: Copy;
+    type C: bytemuck::Pod;
     type V: Copy;
     const L: usize;
     /// Sequences per tile: as many as keep a tile's accumulators, its weight vectors and
