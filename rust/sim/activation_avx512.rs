@@ -57,6 +57,7 @@
 use crate::sim::simd_round::first_lanes;
 use crate::sim::ziv::{Approximated, Func};
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 
 /// `[f(i) for i in 0..M]` as vectors, one operation for all M chains before the next (the
 /// chains interleaved in program order: see `run`). A loop, not `array::from_fn`: a closure
@@ -94,8 +95,11 @@ pub fn apply<A: Approximated>(xs: &mut [f32]) -> bool {
 /// Vectors of 16 values per step of `run`.
 const STEP: usize = 2;
 
-/// Steps of `run` between two passes of the scalar fallback.
+/// Steps of `run` per chunk (its two passes, then the scalar fallback).
 const CHUNK: usize = 16;
+
+/// A step's quotient operands (n, d), kept between `run`'s two passes.
+type Operands = ([__m512d; 2 * STEP], [__m512d; 2 * STEP]);
 
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
 unsafe fn run<A: Approximated>(xs: &mut [f32]) {
@@ -118,13 +122,24 @@ unsafe fn run<A: Approximated>(xs: &mut [f32]) {
     while i + 16 * STEP <= n {
         let steps = ((n - i) / (16 * STEP)).min(CHUNK);
         let mut undecided = [0u16; CHUNK * STEP];
+        // two passes over the chunk: the quotient's operands (n, d), kept in L1 (8 KiB), then
+        // the quotient and the Ziv bounds. One pass held a vector's whole chain (~40
+        // dependent operations) and the scheduler saw about one step of it at a time, so
+        // the loop waited on latency; each pass's chain is half as long, and the window
+        // holds more steps of it (as in `activation_f64_staged`). Zen 4, alternating
+        // binaries, 3 runs: tanh 0.925 → 0.841 ns per value, σ 0.920 → 0.806; 8 chains
+        // per step (STEP = 4) 1.02–1.08 (registers); chunks of 8 steps 0.85 and 0.81
+        // (uninitialised: each step's pair is written before it is read)
+        let mut pairs = MaybeUninit::<[Operands; CHUNK]>::uninit();
+        let pairs = pairs.as_mut_ptr().cast::<Operands>();
+        for s in 0..steps {
+            pairs.add(s).write(operands::<A, STEP, { 2 * STEP }>(load::<STEP>(p.add(i + 16 * STEP * s))));
+        }
         for s in 0..steps {
             let q = p.add(i + 16 * STEP * s);
-            let mut x = [_mm512_setzero_ps(); STEP];
-            for (j, v) in x.iter_mut().enumerate() {
-                *v = _mm512_loadu_ps(q.add(16 * j));
-            }
-            let r = approx16::<A, STEP, { 2 * STEP }>(x);
+            let x = load::<STEP>(q);
+            let (num, den) = pairs.add(s).read();
+            let r = bounds::<A, STEP, { 2 * STEP }>(x, num, den);
             for j in 0..STEP {
                 let (down, up) = r[j];
                 let u = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(down), _mm512_castps_si512(up));
@@ -144,11 +159,28 @@ unsafe fn run<A: Approximated>(xs: &mut [f32]) {
     }
 }
 
+/// N vectors of 16 values from p.
+#[inline(always)]
+unsafe fn load<const N: usize>(p: *const f32) -> [__m512; N] {
+    let mut x = [_mm512_setzero_ps(); N];
+    for (j, v) in x.iter_mut().enumerate() {
+        *v = _mm512_loadu_ps(p.add(16 * j));
+    }
+    x
+}
+
 /// The Ziv bounds of N vectors of 16 values: y's f64 bits minus and plus [`ZIV_ULPS`],
 /// each rounded to f32 (see [`ZIV_ULPS`]); their M = 2N halves of 8 computed as M
 /// interleaved chains (`each!`).
 #[inline(always)]
 unsafe fn approx16<A: Approximated, const N: usize, const M: usize>(x: [__m512; N]) -> [(__m512, __m512); N] {
+    let (num, den) = operands::<A, N, M>(x);
+    bounds::<A, N, M>(x, num, den)
+}
+
+/// The quotient's operands (n, d), y = n/d, of N vectors of 16 values, as M = 2N halves of 8.
+#[inline(always)]
+unsafe fn operands<A: Approximated, const N: usize, const M: usize>(x: [__m512; N]) -> ([__m512d; M], [__m512d; M]) {
     const { assert!(M == 2 * N) };
     // x clamped to [−c, c] in f32, one instruction per 16 values (vrangeps: the smaller
     // magnitude of x and c, with x's sign; NaN passes): c = 40 for tanh (tanh 40 = 1 −
@@ -162,10 +194,16 @@ unsafe fn approx16<A: Approximated, const N: usize, const M: usize>(x: [__m512; 
         c[j] = _mm512_range_ps::<CLAMP_KEEPING_SIGN>(x[j], limit);
     }
     let halves = each!(M, i => if i % 2 == 0 { _mm512_cvtps_pd(_mm512_castps512_ps256(c[i / 2])) } else { _mm512_cvtps_pd(_mm512_extractf32x8_ps::<1>(c[i / 2])) });
-    let y = match A::FUNC {
+    match A::FUNC {
         Func::Tanh => tanh8(halves),
         Func::Sigmoid => sigmoid8(halves),
-    };
+    }
+}
+
+/// The Ziv bounds of N vectors of 16 values x from their quotients' operands.
+#[inline(always)]
+unsafe fn bounds<A: Approximated, const N: usize, const M: usize>(x: [__m512; N], num: [__m512d; M], den: [__m512d; M]) -> [(__m512, __m512); N] {
+    let y = divide(num, den);
     let ulps = _mm512_set1_epi64(ZIV_ULPS);
     let down = each!(M, i => _mm512_castsi512_pd(_mm512_sub_epi64(_mm512_castpd_si512(y[i]), ulps)));
     let up = each!(M, i => _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(y[i]), ulps)));
@@ -328,9 +366,10 @@ unsafe fn sign_of(v: __m512d, x: __m512d) -> __m512d {
     _mm512_castsi512_pd(_mm512_ternarylogic_epi64::<0x78>(_mm512_castpd_si512(v), _mm512_castpd_si512(x), _mm512_set1_epi64(i64::MIN)))
 }
 
-/// tanh on M vectors of 8 lanes, |x| ≤ 40 or NaN, relative error < 2^−40.
+/// tanh on M vectors of 8 lanes, |x| ≤ 40 or NaN, as (n, d) with n/d ([`divide`]) to a
+/// relative error < 2^−40.
 #[inline(always)]
-unsafe fn tanh8<const M: usize>(x: [__m512d; M]) -> [__m512d; M] {
+unsafe fn tanh8<const M: usize>(x: [__m512d; M]) -> ([__m512d; M], [__m512d; M]) {
     // |x| ≤ 40 (clamped by the caller; NaN passes)
     let a = each!(M, i => _mm512_abs_pd(x[i]));
     let (s, q) = exp_parts::<2, M>(a);
@@ -340,12 +379,13 @@ unsafe fn tanh8<const M: usize>(x: [__m512d; M]) -> [__m512d; M] {
     let sq = each!(M, i => _mm512_mul_pd(s[i], q[i]));
     let num = each!(M, i => sign_of(_mm512_sub_pd(_mm512_sub_pd(_mm512_set1_pd(1.0), s[i]), sq[i]), x[i]));
     let d = each!(M, i => _mm512_add_pd(_mm512_add_pd(s[i], _mm512_set1_pd(1.0)), sq[i]));
-    divide(num, d)
+    (num, d)
 }
 
-/// σ on M vectors of 8 lanes, |x| ≤ 110 or NaN, relative error < 2^−40.
+/// σ on M vectors of 8 lanes, |x| ≤ 110 or NaN, as (n, d) with n/d ([`divide`]) to a
+/// relative error < 2^−40.
 #[inline(always)]
-unsafe fn sigmoid8<const M: usize>(x: [__m512d; M]) -> [__m512d; M] {
+unsafe fn sigmoid8<const M: usize>(x: [__m512d; M]) -> ([__m512d; M], [__m512d; M]) {
     // |x| ≤ 110 (clamped by the caller; NaN passes)
     let a = each!(M, i => _mm512_abs_pd(x[i]));
     let (s, q) = exp_parts::<1, M>(a);
@@ -353,7 +393,7 @@ unsafe fn sigmoid8<const M: usize>(x: [__m512d; M]) -> [__m512d; M] {
     let e = each!(M, i => _mm512_add_pd(s[i], sq[i])); // e^{−|x|} ∈ (0, 1]
     let d = each!(M, i => _mm512_add_pd(_mm512_add_pd(s[i], _mm512_set1_pd(1.0)), sq[i])); // 1 + e^{−|x|}
     let num = each!(M, i => _mm512_mask_blend_pd(_mm512_cmp_pd_mask::<_CMP_GE_OQ>(x[i], _mm512_setzero_pd()), e[i], _mm512_set1_pd(1.0)));
-    divide(num, d)
+    (num, d)
 }
 
 #[cfg(test)]
@@ -521,12 +561,14 @@ pub(crate) mod tests {
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     unsafe fn tanh8_entry(v: __m512d) -> __m512d {
-        tanh8([_mm512_range_pd::<CLAMP_KEEPING_SIGN>(v, _mm512_set1_pd(40.0))])[0]
+        let (n, d) = tanh8([_mm512_range_pd::<CLAMP_KEEPING_SIGN>(v, _mm512_set1_pd(40.0))]);
+        divide(n, d)[0]
     }
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     unsafe fn sigmoid8_entry(v: __m512d) -> __m512d {
-        sigmoid8([_mm512_range_pd::<CLAMP_KEEPING_SIGN>(v, _mm512_set1_pd(110.0))])[0]
+        let (n, d) = sigmoid8([_mm512_range_pd::<CLAMP_KEEPING_SIGN>(v, _mm512_set1_pd(110.0))]);
+        divide(n, d)[0]
     }
 }
 
