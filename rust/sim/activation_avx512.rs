@@ -116,9 +116,10 @@ unsafe fn run<A: Approximated>(xs: &mut [f32]) {
     // keeps its x, and its block's mask is noted; the chunk's undecided lanes are then
     // finished by the scalar fallback. With the fallback's call inside the loop, LLVM
     // broadcast ~13 constants from memory every step instead of keeping them in registers
-    // (a call clobbers every vector register), and on Zen 4 each broadcast takes a slot of
-    // the FP1 pipe, the loop's bottleneck (llvm-mca -mcpu=znver4: 52 cycles per step, 42
-    // without them)
+    // (a call clobbers every vector register). Among multiplies and adds a broadcast takes
+    // an issue slot on Zen 4 (measured in session 25; llvm-mca -mcpu=znver4 puts it on the
+    // FP1 pipe: 52 cycles per step, 42 without them); measured −10% tanh, −5% σ. (Beside
+    // FMAs alone it is free: 12 broadcasts and 24 FMAs run 24 cycles, where the model says 36.)
     while i + 16 * STEP <= n {
         let steps = ((n - i) / (16 * STEP)).min(CHUNK);
         let mut undecided = [0u16; CHUNK * STEP];
