@@ -28,6 +28,8 @@ pub(super) trait Vector: Copy {
     unsafe fn fmadd(self, w: Self, acc: Self) -> Self;
     /// −self (the sign bit flipped).
     unsafe fn neg(self) -> Self;
+    /// Lane j of self in every lane (j < LANES), from the register: no store and reload.
+    unsafe fn lane(self, j: usize) -> Self;
     /// `a` on every lane, as `float_batch::activate` on each.
     unsafe fn act(self, a: Activation) -> Self;
 }
@@ -77,6 +79,10 @@ impl Vector for V512 {
     #[inline(always)]
     unsafe fn neg(self) -> Self {
         V512(_mm512_xor_ps(self.0, _mm512_set1_ps(-0.0)))
+    }
+    #[inline(always)]
+    unsafe fn lane(self, j: usize) -> Self {
+        V512(_mm512_permutexvar_ps(_mm512_set1_epi32(j as i32), self.0))
     }
     #[inline(always)]
     unsafe fn act(self, a: Activation) -> Self {
@@ -141,6 +147,10 @@ impl Vector for V256 {
     #[inline(always)]
     unsafe fn neg(self) -> Self {
         V256(_mm256_xor_ps(self.0, _mm256_set1_ps(-0.0)))
+    }
+    #[inline(always)]
+    unsafe fn lane(self, j: usize) -> Self {
+        V256(_mm256_permutevar8x32_ps(self.0, _mm256_set1_epi32(j as i32)))
     }
     #[inline(always)]
     unsafe fn act(self, a: Activation) -> Self {
