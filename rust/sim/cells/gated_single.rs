@@ -278,8 +278,8 @@ mod x86 {
             let z = h[k / V::LANES].lane(k % V::LANES);
             for (g, row) in a.iter_mut().enumerate() {
                 for (q, v) in row.iter_mut().enumerate() {
-                    let w = V::load(wk.add((g * Q + q) * V::LANES));
-                    *v = if FUSED { w.fmadd(z, *v) } else { v.add(w.mul(z)) };
+                    let wv = V::load(wk.add((g * Q + q) * V::LANES));
+                    *v = if FUSED { wv.fmadd(z, *v) } else { v.add(wv.mul(z)) };
                 }
             }
         }
