@@ -143,9 +143,8 @@ unsafe fn run<A: Approximated>(xs: &mut [f32]) {
             let (num, den) = pairs.add(s).read();
             let r = bounds::<A, STEP, { 2 * STEP }>(x, num, den);
             for j in 0..STEP {
-                let (down, up) = r[j];
-                let u = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(down), _mm512_castps_si512(up));
-                _mm512_storeu_ps(q.add(16 * j), _mm512_mask_blend_ps(u, down, x[j]));
+                let (y, u) = settled(x[j], r[j]);
+                _mm512_storeu_ps(q.add(16 * j), y);
                 undecided[STEP * s + j] = u;
                 any |= u;
             }
@@ -159,7 +158,11 @@ unsafe fn run<A: Approximated>(xs: &mut [f32]) {
         let m = (n - i).min(16);
         let live = first_lanes(m);
         let x = _mm512_maskz_loadu_ps(live, p.add(i));
-        finish::<A>(p.add(i), x, approx16::<A, 1, 2>([x])[0], m);
+        let (y, u) = settled(x, approx16::<A, 1, 2>([x])[0]);
+        _mm512_mask_storeu_ps(p.add(i), live, y);
+        if u & live != 0 {
+            finish_undecided::<A>(p.add(i), &[u & live]);
+        }
         i += m;
     }
 }
@@ -240,39 +243,35 @@ const CLAMP_KEEPING_SIGN: i32 = 0b0010;
 /// (an integer subtraction and addition on y's bits, monotone across binades and signs)
 /// holds y(1 ± 2^−38) at least (2^16 ulps of the lower binade when it crosses one), wider
 /// than the approximation's error (2^−40.4, module doc), so it holds the documented value,
-/// and when both ends round to the same f32, that is the documented rounding (`ziv`). Integer operations instead of y·(1 ± δ): on Zen 4 they
-/// leave the two FMA pipes, this loop's bottleneck.
+/// and when both ends round to the same f32, that is the documented rounding (`ziv`).
+/// Integer operations instead of y·(1 ± δ): on Zen 4 they leave the two FMA pipes, this
+/// loop's bottleneck.
 const ZIV_ULPS: i64 = 1 << 16;
 
 /// `A` on 16 values in registers (the single-sequence kernel, `gated_single`): the decided
 /// results, the undecided lanes (rare) from the scalar fallback through memory.
 #[inline(always)]
 pub(crate) unsafe fn apply16<A: Approximated>(x: __m512) -> __m512 {
-    let [(down, up)] = approx16::<A, 1, 2>([x]);
-    let undecided = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(down), _mm512_castps_si512(up));
-    if undecided == 0 {
-        return down;
+    let (y, u) = settled(x, approx16::<A, 1, 2>([x])[0]);
+    if u == 0 {
+        return y;
     }
     let mut buf = [0f32; 16];
-    finish::<A>(buf.as_mut_ptr(), x, (down, up), 16);
+    _mm512_storeu_ps(buf.as_mut_ptr(), y);
+    finish_undecided::<A>(buf.as_mut_ptr(), &[u]);
     _mm512_loadu_ps(buf.as_ptr())
 }
 
-/// Stores the first m decided results at p, the undecided ones from the scalar fallback.
+/// The decided results of 16 values x from their Ziv bounds, x itself in the undecided lanes
+/// (for [`finish_undecided`]), and the mask of those lanes.
 #[inline(always)]
-unsafe fn finish<A: Approximated>(p: *mut f32, x: __m512, (down, up): (__m512, __m512), m: usize) {
-    let live = first_lanes(m);
-    _mm512_mask_storeu_ps(p, live, down);
-    let undecided = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(down), _mm512_castps_si512(up)) & live;
-    if undecided != 0 {
-        for j in (0..m).filter(|j| undecided & (1 << j) != 0) {
-            *p.add(j) = fallback::<A>(lane(x, j));
-        }
-    }
+unsafe fn settled(x: __m512, (down, up): (__m512, __m512)) -> (__m512, u16) {
+    let u = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(down), _mm512_castps_si512(up));
+    (_mm512_mask_blend_ps(u, down, x), u)
 }
 
-/// The lanes of `undecided` (a mask per block of 16 values at p, which still hold their x)
-/// from the scalar fallback. p must point to `16 · undecided.len()` values.
+/// The lanes of `undecided` (a mask per block of 16 values at p, which still hold their x:
+/// [`settled`]) from the scalar fallback. p must point to the blocks' set lanes.
 #[cold]
 unsafe fn finish_undecided<A: Approximated>(p: *mut f32, undecided: &[u16]) {
     for (b, &mask) in undecided.iter().enumerate().filter(|(_, m)| **m != 0) {
@@ -280,14 +279,6 @@ unsafe fn finish_undecided<A: Approximated>(p: *mut f32, undecided: &[u16]) {
             *p.add(16 * b + j) = fallback::<A>(*p.add(16 * b + j));
         }
     }
-}
-
-/// Lane j of x.
-#[inline(always)]
-unsafe fn lane(x: __m512, j: usize) -> f32 {
-    let mut buf = [0f32; 16];
-    _mm512_storeu_ps(buf.as_mut_ptr(), x);
-    buf[j]
 }
 
 /// Two halves of 8 into one vector of 16.

@@ -235,16 +235,36 @@ mod x86 {
         V256::load(x.as_ptr()).act(a).store(out.as_mut_ptr());
     }
 
-    /// acc + w·z (z: the f32 at p in every lane), fused or rounded twice.
-    #[inline(always)]
-    unsafe fn madd<V: Vector, const FUSED: bool>(acc: V, w: V, p: *const f32) -> V {
-        let z = V::splat(*p);
-        if FUSED { w.fmadd(z, acc) } else { acc.add(w.mul(z)) }
+    /// Where `affine` reads its z_k: f32s in memory, or the lanes of vectors in registers.
+    trait Source<V: Vector> {
+        /// z_k in every lane.
+        unsafe fn at(&self, k: usize) -> V;
     }
 
-    /// b + Σ_k W[:, k]·z_k over k < n, for every unit of the G·Q vectors.
+    /// z_k at p + k.
+    struct Memory(*const f32);
+
+    impl<V: Vector> Source<V> for Memory {
+        #[inline(always)]
+        unsafe fn at(&self, k: usize) -> V {
+            V::splat(*self.0.add(k))
+        }
+    }
+
+    /// z_k in lane k mod L of vector k / L, broadcast by a permute (no store and reload).
+    struct Registers<'a, V, const Q: usize>(&'a [V; Q]);
+
+    impl<V: Vector, const Q: usize> Source<V> for Registers<'_, V, Q> {
+        #[inline(always)]
+        unsafe fn at(&self, k: usize) -> V {
+            self.0[k / V::LANES].lane(k % V::LANES)
+        }
+    }
+
+    /// b + Σ_k W[:, k]·z_k over k < n (k ascending; fused or rounded twice), for every unit
+    /// of the G·Q vectors.
     #[inline(always)]
-    unsafe fn affine<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(w: *const f32, b: *const f32, z: *const f32, n: usize) -> [[V; Q]; G] {
+    unsafe fn affine<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(w: *const f32, b: *const f32, z: impl Source<V>, n: usize) -> [[V; Q]; G] {
         let mut a = [[V::zero(); Q]; G];
         for (g, row) in a.iter_mut().enumerate() {
             for (q, v) in row.iter_mut().enumerate() {
@@ -252,34 +272,11 @@ mod x86 {
             }
         }
         for k in 0..n {
-            let wk = w.add(k * G * Q * V::LANES);
-            for (g, row) in a.iter_mut().enumerate() {
-                for (q, v) in row.iter_mut().enumerate() {
-                    *v = madd::<V, FUSED>(*v, V::load(wk.add((g * Q + q) * V::LANES)), z.add(k));
-                }
-            }
-        }
-        a
-    }
-
-    /// b + Σ_k W[:, k]·h_k over k < n, h in registers (vector k / L, lane k mod L, broadcast
-    /// by a permute): `affine` on the state, the same operations in the same order, without
-    /// storing h and loading each h_k back (the next tick's chain then waited on the store).
-    #[inline(always)]
-    unsafe fn affine_on<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(w: *const f32, b: *const f32, h: &[V; Q], n: usize) -> [[V; Q]; G] {
-        let mut a = [[V::zero(); Q]; G];
-        for (g, row) in a.iter_mut().enumerate() {
-            for (q, v) in row.iter_mut().enumerate() {
-                *v = V::load(b.add((g * Q + q) * V::LANES));
-            }
-        }
-        for k in 0..n {
-            let wk = w.add(k * G * Q * V::LANES);
-            let z = h[k / V::LANES].lane(k % V::LANES);
+            let (wk, zk) = (w.add(k * G * Q * V::LANES), z.at(k));
             for (g, row) in a.iter_mut().enumerate() {
                 for (q, v) in row.iter_mut().enumerate() {
                     let wv = V::load(wk.add((g * Q + q) * V::LANES));
-                    *v = if FUSED { wv.fmadd(z, *v) } else { v.add(wv.mul(z)) };
+                    *v = if FUSED { wv.fmadd(zk, *v) } else { v.add(wv.mul(zk)) };
                 }
             }
         }
@@ -294,9 +291,9 @@ mod x86 {
     #[inline(always)]
     unsafe fn recurrent<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, hv: &[V; Q], hp: *const f32) -> [[V; Q]; G] {
         if Q == 1 {
-            affine_on::<V, Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), hv, l.hidden)
+            affine::<V, Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), Registers(hv), l.hidden)
         } else {
-            affine::<V, Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), hp, l.hidden)
+            affine::<V, Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), Memory(hp), l.hidden)
         }
     }
 
@@ -355,7 +352,7 @@ mod x86 {
     #[inline(always)]
     unsafe fn input_rows<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, rows: *mut f32) {
         for t in 0..ticks {
-            let gi = affine::<V, Q, G, FUSED>(l.w_ih.as_ptr(), l.b_ih.as_ptr(), x.add(t * ldx), l.inputs);
+            let gi = affine::<V, Q, G, FUSED>(l.w_ih.as_ptr(), l.b_ih.as_ptr(), Memory(x.add(t * ldx)), l.inputs);
             for (g, row) in gi.iter().enumerate() {
                 for (q, v) in row.iter().enumerate() {
                     v.store(rows.add(((t * G + g) * Q + q) * V::LANES));
