@@ -28,7 +28,7 @@
 use crate::num::scalar::Scalar;
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::float_batch::activate;
-use crate::sim::lanes::{Lane, LaneFormat};
+use crate::sim::lanes::{Lane, LaneFormat, Rounding};
 
 /// The rows of one layer's gate affine maps for a block of `ns` sequences.
 pub struct GateRows<'a, C> {
@@ -111,6 +111,26 @@ fn lane_op<C: Lane, const OP: u8>(a: C, b: C) -> C {
 fn raw2<C: Lane, const OP: u8>(dst: &mut [C], a: &[C], b: &[C]) {
     for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
         *d = lane_op::<C, OP>(x, y);
+    }
+}
+
+/// n[j] = (r[j] · gh[j]) + gi[j] in the lane type (two roundings: Rust does not contract),
+/// 16 values at a time in fixed-size arrays (a loop over runtime-length zipped slices was
+/// vectorised 4 lanes wide, behind aliasing checks), the rest one by one.
+#[inline(always)]
+fn mul_add_rows<C: Lane>(n: &mut [C], r: &[C], gh: &[C], gi: &[C]) {
+    const W: usize = 16;
+    let whole = n.len() / W * W;
+    for (((n, r), gh), gi) in n[..whole].chunks_exact_mut(W).zip(r.chunks_exact(W)).zip(gh.chunks_exact(W)).zip(gi.chunks_exact(W)) {
+        let (n, r, gh, gi): (&mut [C; W], &[C; W], &[C; W], &[C; W]) = (n.try_into().unwrap(), r.try_into().unwrap(), gh.try_into().unwrap(), gi.try_into().unwrap());
+        let mut t = [C::ZERO; W];
+        for j in 0..W {
+            t[j] = lane_op::<C, ADD>(lane_op::<C, MUL>(r[j], gh[j]), gi[j]);
+        }
+        *n = t;
+    }
+    for (((n, &r), &gh), &gi) in n[whole..].iter_mut().zip(&r[whole..]).zip(&gh[whole..]).zip(&gi[whole..]) {
+        *n = lane_op::<C, ADD>(lane_op::<C, MUL>(r, gh), gi);
     }
 }
 
@@ -251,15 +271,25 @@ fn gru_block_body<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, 
     let (rz, n) = pre.split_at_mut(2 * hs);
     let n = &mut n[..hs];
     // n = act(gi_n + (r·gh_n))
-    for s in 0..ns {
-        let gh = &rows.gh[s * rows.stride_h + 2 * hsz..][..hsz];
-        raw2::<F::C, MUL>(&mut n[s * hsz..(s + 1) * hsz], &rz[s * hsz..(s + 1) * hsz], gh);
+    if matches!(F::ROUNDING, Rounding::F32 | Rounding::F64) {
+        // lanes of the format itself (no rounding pass): both operations in one loop per
+        // sequence (two passes over the block cost twice the loop overhead of hsz-long
+        // rows: GRU f32 at hidden 16, 11% of a tick in `gru_block`)
+        for (s, n) in n.chunks_exact_mut(hsz).enumerate() {
+            let (r, gh, gi) = (&rz[s * hsz..(s + 1) * hsz], &rows.gh[s * rows.stride_h + 2 * hsz..][..hsz], &rows.gi[s * rows.stride_i + 2 * hsz..][..hsz]);
+            mul_add_rows(n, r, gh, gi);
+        }
+    } else {
+        for s in 0..ns {
+            let gh = &rows.gh[s * rows.stride_h + 2 * hsz..][..hsz];
+            raw2::<F::C, MUL>(&mut n[s * hsz..(s + 1) * hsz], &rz[s * hsz..(s + 1) * hsz], gh);
+        }
+        F::round_lanes(n);
+        for s in 0..ns {
+            raw_in_place::<F::C, ADD>(&mut n[s * hsz..(s + 1) * hsz], &rows.gi[s * rows.stride_i + 2 * hsz..][..hsz]);
+        }
+        F::round_lanes(n);
     }
-    F::round_lanes(n);
-    for s in 0..ns {
-        raw_in_place::<F::C, ADD>(&mut n[s * hsz..(s + 1) * hsz], &rows.gi[s * rows.stride_i + 2 * hsz..][..hsz]);
-    }
-    F::round_lanes(n);
     activate::<F>(g.candidate, n);
     let z = &rz[hs..];
     // h' = n + (z·(h + (−n)))
