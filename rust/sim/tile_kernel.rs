@@ -22,8 +22,7 @@
 //! addition to the other map, stored gate-major.
 //!
 //! Tiling: a tile of MR sequences (12 for f32 and f64 on AVX-512, 6 on AVX2) × NR vectors
-//! of units (the unfused f32 and f64 step on AVX-512: 6 sequences × 2 panels × 2 vectors,
-//! half the broadcasts per product) keeps its MR·NR accumulators in
+//! of units keeps its MR·NR accumulators in
 //! SIMD registers while k runs (a chunk of KC values of k at a time, the terms' k
 //! concatenated; the accumulators are stored to `acc` and reloaded between chunks, which
 //! is exact). Per k the tile loads NR weight vectors (contiguous in the packed panel) and

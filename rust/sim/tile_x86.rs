@@ -4,9 +4,10 @@
 //! the half formats; × N vectors of units, accumulators in
 //! registers, k ascending over the segments of the terms) and its driver (passes of KC
 //! values of k, then panels, then stripes of N vectors when a panel is wider, then groups
-//! of `Ops::ROWS` sequences; the unfused f32 and f64 steps take two panels at a time, in
-//! groups of `Ops::PAIR_ROWS` = 6). The native f16 tile (`tile_f16`) and the AVX2 tiles
-//! (`tile_avx2`) reuse the tile and driver with their own `Ops`.
+//! of `Ops::ROWS` sequences). The f32 and f64 tiles multiply by z[s][k] as an embedded
+//! broadcast (`vfmadd231ps zmm, zmm, [z]{1to16}`, `vmulpd … {1to8}`, in asm), so no
+//! broadcast takes a vector pipe slot (`vmulpd_splat`). The native f16 tile (`tile_f16`)
+//! and the AVX2 tiles (`tile_avx2`) reuse the tile and driver with their own `Ops`.
 
 use super::{GateSplit, Packed, Term, KC, L2_BUDGET, MAX_TERMS, MR};
 use crate::sim::lanes::{LaneFormat, Rounding};
@@ -26,9 +27,6 @@ pub(super) trait Ops {
     /// Panels side by side in the tiles of a two-sequence block (`WIDE_ROWS`; a block of
     /// one sequence runs `WIDE_PANELS`).
     const WIDE2: usize = WIDE_PANELS;
-    /// Sequences per tile of the unfused step over two panels side by side (0: the unfused
-    /// step runs the tiles of `ROWS` on one panel, like the fused one).
-    const PAIR_ROWS: usize = 0;
     unsafe fn load(p: *const Self::C) -> Self::V;
     unsafe fn store(p: *mut Self::C, v: Self::V);
     unsafe fn splat(p: *const Self::C) -> Self::V;
@@ -54,11 +52,6 @@ pub(super) trait Ops {
 /// Sequences per tile of the f32 and f64 AVX-512 tiles: 12 × 2 vectors, 24 accumulators
 /// of the 32 registers (the half formats keep `MR`: their roundings need registers).
 const ROWS_F32_F64: usize = 12;
-/// Sequences per tile of the unfused f32 and f64 step, which spans two panels: 6 × 2 × 2
-/// vectors, the same 24 accumulators, but 6 broadcasts of z per k instead of 12 for the
-/// same 24 products and 24 sums (on Zen 4 the broadcasts share the vector pipes with them:
-/// a C tile of 12 × 2 ran 67% of the fused rate, 6 × 4 80%).
-const PAIR_ROWS_F32_F64: usize = 6;
 
 struct F64;
 impl Ops for F64 {
@@ -66,7 +59,6 @@ impl Ops for F64 {
     type V = __m512d;
     const L: usize = 8;
     const ROWS: usize = ROWS_F32_F64;
-    const PAIR_ROWS: usize = PAIR_ROWS_F32_F64;
     #[inline(always)]
     unsafe fn load(p: *const f64) -> __m512d { _mm512_loadu_pd(p) }
     #[inline(always)]
@@ -77,9 +69,57 @@ impl Ops for F64 {
     unsafe fn mul(a: __m512d, b: __m512d) -> __m512d { _mm512_mul_pd(a, b) }
     #[inline(always)]
     unsafe fn add(a: __m512d, b: __m512d) -> __m512d { _mm512_add_pd(a, b) }
+    const SPLAT_IN_MUL: bool = true;
+    #[inline(always)]
+    unsafe fn mul_splat(a: __m512d, p: *const f64) -> __m512d { vmulpd_splat(a, p) }
     const FMA: bool = true;
     #[inline(always)]
-    unsafe fn fma_splat(acc: __m512d, w: __m512d, p: *const f64) -> __m512d { _mm512_fmadd_pd(w, _mm512_set1_pd(*p), acc) }
+    unsafe fn fma_splat(acc: __m512d, w: __m512d, p: *const f64) -> __m512d { vfmadd231pd_splat(acc, w, p) }
+}
+
+/// a · (the f64 at p in every lane), the broadcast embedded in the multiply (`{1to8}`).
+/// The unfused f32 and f64 tiles multiply this way: on Zen 4 a `vbroadcastsd` beside
+/// multiplies and adds takes a vector pipe slot, the embedded broadcast does not (a loop of
+/// 24 multiplies and 24 adds ran 32 cycles with 6 broadcasts into registers, 25 with the 24
+/// embedded ones). In asm: LLVM would load the value once for the tile's vectors and
+/// broadcast it into a register.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn vmulpd_splat(a: __m512d, p: *const f64) -> __m512d {
+    let r: __m512d;
+    // SAFETY: reads the one f64 at p (the caller's); AVX-512F (the caller's target features).
+    std::arch::asm!("vmulpd {r}, {a}, qword ptr [{p}]{{1to8}}", r = lateout(zmm_reg) r, a = in(zmm_reg) a, p = in(reg) p, options(pure, readonly, nostack, preserves_flags));
+    r
+}
+
+/// a · (the f32 at p in every lane), the broadcast embedded (`{1to16}`): as [`vmulpd_splat`].
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn vmulps_splat(a: __m512, p: *const f32) -> __m512 {
+    let r: __m512;
+    // SAFETY: as in `vmulpd_splat`.
+    std::arch::asm!("vmulps {r}, {a}, dword ptr [{p}]{{1to16}}", r = lateout(zmm_reg) r, a = in(zmm_reg) a, p = in(reg) p, options(pure, readonly, nostack, preserves_flags));
+    r
+}
+
+/// acc + w · (the f64 at p in every lane), rounded once, the broadcast embedded.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn vfmadd231pd_splat(acc: __m512d, w: __m512d, p: *const f64) -> __m512d {
+    let mut r = acc;
+    // SAFETY: as in `vmulpd_splat`.
+    std::arch::asm!("vfmadd231pd {r}, {w}, qword ptr [{p}]{{1to8}}", r = inout(zmm_reg) r, w = in(zmm_reg) w, p = in(reg) p, options(pure, readonly, nostack, preserves_flags));
+    r
+}
+
+/// acc + w · (the f32 at p in every lane), rounded once, the broadcast embedded.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn vfmadd231ps_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
+    let mut r = acc;
+    // SAFETY: as in `vmulpd_splat`.
+    std::arch::asm!("vfmadd231ps {r}, {w}, dword ptr [{p}]{{1to16}}", r = inout(zmm_reg) r, w = in(zmm_reg) w, p = in(reg) p, options(pure, readonly, nostack, preserves_flags));
+    r
 }
 
 /// f32 lanes, each result rounded to the grid `R` (none, bf16 or f16).
@@ -99,7 +139,6 @@ impl<const R: u8> Ops for F32<R> {
     type V = __m512;
     const L: usize = 16;
     const ROWS: usize = if R == 0 { ROWS_F32_F64 } else { MR };
-    const PAIR_ROWS: usize = if R == 0 { PAIR_ROWS_F32_F64 } else { 0 };
     #[inline(always)]
     unsafe fn load(p: *const f32) -> __m512 { _mm512_loadu_ps(p) }
     #[inline(always)]
@@ -110,6 +149,15 @@ impl<const R: u8> Ops for F32<R> {
     unsafe fn mul(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_mul_ps(a, b)) }
     #[inline(always)]
     unsafe fn add(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_add_ps(a, b)) }
+    const SPLAT_IN_MUL: bool = R == 0;
+    #[inline(always)]
+    unsafe fn mul_splat(a: __m512, p: *const f32) -> __m512 {
+        if R == 0 {
+            vmulps_splat(a, p)
+        } else {
+            Self::mul(a, Self::splat(p))
+        }
+    }
     /// f32: the hardware FMA. f16 and bf16: w·z + acc rounded **to odd** in f32, then to
     /// nearest on the half grid, which is the fused result rounded once (24 ≥ p + 2 bits:
     /// Boldo–Melquiond; f32's quantum is 2^13 resp. 2^16 times finer than the half
@@ -123,10 +171,10 @@ impl<const R: u8> Ops for F32<R> {
     const FMA: bool = true;
     #[inline(always)]
     unsafe fn fma_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
-        let z = _mm512_set1_ps(*p);
         if R == 0 {
-            return _mm512_fmadd_ps(w, z, acc);
+            return vfmadd231ps_splat(acc, w, p);
         }
+        let z = _mm512_set1_ps(*p);
         let rd = _mm512_fmadd_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(w, z, acc);
         let ru = _mm512_fmadd_round_ps::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(w, z, acc);
         let rd_odd = _mm512_test_epi32_mask(_mm512_castps_si512(rd), _mm512_set1_epi32(1));
@@ -348,21 +396,6 @@ unsafe fn group<O: Ops, const N: usize, const FUSED: bool, const PF: bool>(m: us
     }
 }
 
-/// The tile of `m` sequences (at most 6) over two panels side by side, unfused, prefetching
-/// its share `pf` when `PF` (`Ops::PAIR_ROWS`).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-unsafe fn pair_group<O: Ops, const N: usize, const PF: bool>(m: usize, segs: &[Seg<O::C>], pw: usize, off: usize, s0: usize, init: *const O::C, a: *mut O::C, up: usize, dest: &[[Dest<O::C>; N]; 2], pf: Prefetch) {
-    match m {
-        6 => tile::<O, 6, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        5 => tile::<O, 5, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        4 => tile::<O, 4, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        3 => tile::<O, 3, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        2 => tile::<O, 2, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        _ => tile::<O, 1, N, 2, false, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-    }
-}
-
 /// The gate split of the last pass (`tile_kernel::affine_gates`): for units in a gate
 /// block with a region, pre[region·ns·hsz + s·hsz + u] = addend[s·addend_ld + unit] + sum.
 #[derive(Clone, Copy)]
@@ -538,10 +571,6 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     // tiles per panel: stripes of N vectors (the panel's width when N·L = pw), each run
     // by groups of O::ROWS sequences
     let (stripes, groups) = (pw / (N * O::L), ns.div_ceil(O::ROWS));
-    // the unfused f32/f64 tiles span two panels (`Ops::PAIR_ROWS`), so each step of the
-    // panel loop covers `step` panels
-    let pairs = !FUSED && O::PAIR_ROWS > 0 && N == 2;
-    let step = if pairs { 2 } else { 1 };
     let (mut pass, mut ahead) = (Pass::new(ap.cast_const()), Pass::new(ap.cast_const()));
     let mut start = 0;
     let mut first = true;
@@ -593,40 +622,17 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                 q += wide;
                 continue;
             }
-            // this step's panels: two for the unfused tiles of PAIR_ROWS, else one
-            let width = if pairs && q + 1 < panels.end { 2 } else { 1 };
-            // the slice the next step's panels (or the next pass's first) read, fetched into
-            // L2 while this step's tiles run
+            // the slice the next panel (or the next pass's first) reads, fetched into L2
+            // while this panel's tiles run
             let next = if !streamed {
                 NextSlice::default()
-            } else if q + width < panels.end {
-                NextSlice::of(segs, &data[..nseg], q + width, step.min(panels.end - q - width), pw)
+            } else if q + 1 < panels.end {
+                NextSlice::of(segs, &data[..nseg], q + 1, 1, pw)
             } else if end < total {
-                NextSlice::of(&ahead.segs[..ahead.n], &ahead.data[..ahead.n], panels.start, step.min(panels.len()), pw)
+                NextSlice::of(&ahead.segs[..ahead.n], &ahead.data[..ahead.n], panels.start, 1, pw)
             } else {
                 NextSlice::default()
             };
-            if width == 2 {
-                // the unfused step: tiles over panels q and q + 1 (`PAIR_ROWS_F32_F64`)
-                let pair_groups = ns.div_ceil(O::PAIR_ROWS);
-                for st in 0..stripes {
-                    let off = st * N * O::L;
-                    let dest = [dest_of(q, off), dest_of(q + 1, off)];
-                    let mut s0 = 0;
-                    while s0 < ns {
-                        let (a, m) = (aq.add(s0 * up), (ns - s0).min(O::PAIR_ROWS));
-                        if streamed {
-                            let pf = next.share(st * pair_groups + s0 / O::PAIR_ROWS, stripes * pair_groups, ticks);
-                            pair_group::<O, N, true>(m, segs, pw, off, s0, init, a, up, &dest, pf);
-                        } else {
-                            pair_group::<O, N, false>(m, segs, pw, off, s0, init, a, up, &dest, Prefetch::default());
-                        }
-                        s0 += m;
-                    }
-                }
-                q += 2;
-                continue;
-            }
             for st in 0..stripes {
                 let off = st * N * O::L;
                 let dest = [dest_of(q, off)];
@@ -651,15 +657,23 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
 }
 
 
-#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 unsafe fn drive_avx512<O: Ops>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, ns: usize, acc: *mut O::C, gates: Option<GateStore<O::C>>, fma: bool, panels: Range<usize>) {
     debug_assert!(!fma || O::FMA, "no fused tile for this format");
     match (terms[0].0.pw == O::L, fma) {
-        (true, false) => drive_terms::<O, 1, false>(bias, terms, ns, acc, gates, panels),
-        (false, false) => drive_terms::<O, 2, false>(bias, terms, ns, acc, gates, panels),
-        (true, true) => drive_terms::<O, 1, true>(bias, terms, ns, acc, gates, panels),
-        (false, true) => drive_terms::<O, 2, true>(bias, terms, ns, acc, gates, panels),
+        (true, false) => drive_avx512_as::<O, 1, false>(bias, terms, ns, acc, gates, panels),
+        (false, false) => drive_avx512_as::<O, 2, false>(bias, terms, ns, acc, gates, panels),
+        (true, true) => drive_avx512_as::<O, 1, true>(bias, terms, ns, acc, gates, panels),
+        (false, true) => drive_avx512_as::<O, 2, true>(bias, terms, ns, acc, gates, panels),
     }
+}
+
+/// `drive_terms` with AVX-512, one function per tile shape and step (not inlined into one:
+/// in one function, LLVM's register allocation of the fused tiles changed with the unfused
+/// ones' code, 5–11% at small k).
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
+unsafe fn drive_avx512_as<O: Ops, const N: usize, const FUSED: bool>(bias: Option<&[O::C]>, terms: &Terms<'_, O::C>, ns: usize, acc: *mut O::C, gates: Option<GateStore<O::C>>, panels: Range<usize>) {
+    drive_terms::<O, N, FUSED>(bias, terms, ns, acc, gates, panels)
 }
 
 fn cast<A: 'static, B: 'static>(p: &Packed<A>) -> &Packed<B> {
