@@ -149,15 +149,9 @@ impl<const R: u8> Ops for F32<R> {
     unsafe fn mul(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_mul_ps(a, b)) }
     #[inline(always)]
     unsafe fn add(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_add_ps(a, b)) }
-    const SPLAT_IN_MUL: bool = R == 0;
+    const SPLAT_IN_MUL: bool = true;
     #[inline(always)]
-    unsafe fn mul_splat(a: __m512, p: *const f32) -> __m512 {
-        if R == 0 {
-            vmulps_splat(a, p)
-        } else {
-            Self::mul(a, Self::splat(p))
-        }
-    }
+    unsafe fn mul_splat(a: __m512, p: *const f32) -> __m512 { Self::round(vmulps_splat(a, p)) }
     /// f32: the hardware FMA. f16 and bf16: w·z + acc rounded **to odd** in f32, then to
     /// nearest on the half grid, which is the fused result rounded once (24 ≥ p + 2 bits:
     /// Boldo–Melquiond; f32's quantum is 2^13 resp. 2^16 times finer than the half
