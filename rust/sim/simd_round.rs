@@ -20,11 +20,21 @@ pub fn first_lanes(m: usize) -> __mmask16 {
 /// The CPU must have AVX-512F (the caller is compiled with it enabled).
 #[inline(always)]
 pub unsafe fn round_bf16(x: __m512) -> __m512 {
+    let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+    _mm512_mask_blend_ps(nan, round_bf16_grid(x), x)
+}
+
+/// [`round_bf16`] without the NaN blend, for results of operations on bf16 values (the
+/// AVX-512 tiles): such a NaN is the default NaN or a quietened operand, whose low 16 bits
+/// are zero, and the integer rounding keeps those bits (as [`round_bf16_8_grid`]).
+///
+/// # Safety
+/// As [`round_bf16`].
+#[inline(always)]
+pub unsafe fn round_bf16_grid(x: __m512) -> __m512 {
     let b = _mm512_castps_si512(x);
     let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(b), _mm512_set1_epi32(1));
-    let r = _mm512_and_si512(_mm512_add_epi32(b, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), _mm512_set1_epi32(0xffff_0000u32 as i32));
-    let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
-    _mm512_mask_blend_ps(nan, _mm512_castsi512_ps(r), x)
+    _mm512_castsi512_ps(_mm512_and_si512(_mm512_add_epi32(b, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), _mm512_set1_epi32(0xffff_0000u32 as i32)))
 }
 
 /// f32 → the binary16 grid: the hardware conversion to binary16 and back (`vcvtps2ph`
@@ -37,9 +47,19 @@ pub unsafe fn round_bf16(x: __m512) -> __m512 {
 /// As [`round_bf16`].
 #[inline(always)]
 pub unsafe fn round_f16(x: __m512) -> __m512 {
-    let r = _mm512_cvtph_ps(_mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x));
     let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
-    _mm512_mask_blend_ps(nan, r, x)
+    _mm512_mask_blend_ps(nan, round_f16_grid(x), x)
+}
+
+/// [`round_f16`] without the NaN blend, for results of operations on binary16 values (the
+/// AVX-512 tiles): such a NaN is the default NaN or a quietened operand, with its low 13
+/// bits zero, which the conversion to binary16 and back keeps (as [`round_f16_8_grid`]).
+///
+/// # Safety
+/// As [`round_bf16`].
+#[inline(always)]
+pub unsafe fn round_f16_grid(x: __m512) -> __m512 {
+    _mm512_cvtph_ps(_mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x))
 }
 
 /// `round_f16` or `round_bf16` (`BF`) over a slice, in place, the last partial vector masked.
@@ -191,14 +211,26 @@ mod tests {
         out
     }
 
-    /// The tiles' roundings without the NaN blend give the blended roundings' bits for the
-    /// NaNs that operations on half values produce: the default NaN, and operands' NaNs
-    /// quietened (half NaNs widened to f32, their low 16 or 13 bits zero), either sign.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq")]
+    unsafe fn grid_and_blend_16(x: [f32; 8]) -> [[u32; 8]; 4] {
+        let v = _mm512_castps256_ps512(_mm256_loadu_ps(x.as_ptr()));
+        let mut out = [[0u32; 8]; 4];
+        for (o, r) in out.iter_mut().zip([round_bf16_grid(v), round_bf16(v), round_f16_grid(v), round_f16(v)]) {
+            _mm256_storeu_ps(o.as_mut_ptr().cast(), _mm512_castps512_ps256(r));
+        }
+        out
+    }
+
+    /// The tiles' roundings without the NaN blend (8 and 16 lanes) give the blended
+    /// roundings' bits for the NaNs that operations on half values produce: the default NaN,
+    /// and operands' NaNs quietened (half NaNs widened to f32, their low 16 or 13 bits
+    /// zero), either sign.
     #[test]
     fn grid_roundings_keep_the_nans_of_half_arithmetic() {
         if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c")) {
             return;
         }
+        let wide = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl") && is_x86_feature_detected!("avx512dq");
         let bf = [0xffc0_0000u32, 0x7fc0_0000, 0x7fc1_0000, 0xffff_0000, 0x7fe5_0000];
         let h = [0xffc0_0000u32, 0x7fc0_0000, 0x7fc0_2000, 0xffff_e000, 0x7fd5_6000];
         for (i, set) in [bf, h].iter().enumerate() {
@@ -210,6 +242,11 @@ mod tests {
             // SAFETY: the features were checked above.
             let out = unsafe { grid_and_blend_8(x) };
             assert_eq!(out[2 * i], out[2 * i + 1], "{}", if i == 0 { "bf16" } else { "f16" });
+            if wide {
+                // SAFETY: as above (`wide`).
+                let out = unsafe { grid_and_blend_16(x) };
+                assert_eq!(out[2 * i], out[2 * i + 1], "{} (16 lanes)", if i == 0 { "bf16" } else { "f16" });
+            }
         }
     }
 

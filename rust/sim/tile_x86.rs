@@ -11,7 +11,7 @@
 
 use super::{GateSplit, Packed, Term, KC, L2_BUDGET, MAX_TERMS, MR};
 use crate::sim::lanes::{LaneFormat, Rounding};
-use crate::sim::simd_round::{round_bf16, round_f16};
+use crate::sim::simd_round::{round_bf16_grid, round_f16_grid};
 use crate::sim::tile_rows::{unaliased, Scratch};
 use std::arch::x86_64::*;
 use std::ops::Range;
@@ -129,8 +129,8 @@ impl<const R: u8> F32<R> {
     unsafe fn round(x: __m512) -> __m512 {
         match R {
             0 => x,
-            1 => round_bf16(x),
-            _ => round_f16(x),
+            1 => round_bf16_grid(x),
+            _ => round_f16_grid(x),
         }
     }
 }
