@@ -78,11 +78,11 @@ impl Ops for F64 {
 }
 
 /// a · (the f64 at p in every lane), the broadcast embedded in the multiply (`{1to8}`).
-/// The unfused f32 and f64 tiles multiply this way: on Zen 4 a `vbroadcastsd` beside
-/// multiplies and adds takes a vector pipe slot, the embedded broadcast does not (a loop of
-/// 24 multiplies and 24 adds ran 32 cycles with 6 broadcasts into registers, 25 with the 24
-/// embedded ones). In asm: LLVM would load the value once for the tile's vectors and
-/// broadcast it into a register.
+/// The f32 and f64 tiles multiply (and fused-multiply-add, `vfmadd231pd_splat`) this way:
+/// on Zen 4 a `vbroadcastsd` beside multiplies and adds takes a vector pipe slot, the
+/// embedded broadcast does not (a loop of 24 multiplies and 24 adds ran 32 cycles with 6
+/// broadcasts into registers, 25 with the 24 embedded ones). In asm: LLVM would load the
+/// value once for the tile's vectors and broadcast it into a register.
 #[inline]
 #[target_feature(enable = "avx512f")]
 unsafe fn vmulpd_splat(a: __m512d, p: *const f64) -> __m512d {
