@@ -52,3 +52,28 @@ def test_ctrl_c_stops_a_long_lstm_batch():
     timer.join()
     assert elapsed < 10, f"the run kept going for {elapsed:.1f}s after Ctrl-C"
     assert net.run(np.ones((2, 1)), dtype="f64").states.shape == (3, h)
+
+
+@pytest.mark.parametrize("threads", [1, 2, None])
+def test_calls_from_several_python_threads_at_once(threads):
+    # the jobs share the bindings' persistent pools (`py/interrupt.rs`): eight calls from
+    # four Python threads, each checked bit for bit against the same call made alone
+    rng = np.random.default_rng(7)
+    h = 16
+    net = rs.LSTM(rng.uniform(-0.5, 0.5, (4 * h, 3)), rng.uniform(-0.5, 0.5, (4 * h, h)))
+    xs = [rng.standard_normal((b, 50, 3)).astype(np.float32) for b in (1, 3, 8, 33)]
+    alone = [net.run_batch(x, dtype="f32", threads=threads).states for x in xs]
+    got: dict[int, list[np.ndarray]] = {}
+
+    def work(i: int) -> None:
+        got[i] = [net.run_batch(xs[i], dtype="f32", threads=threads).states for _ in range(2)]
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=60)
+    assert sorted(got) == list(range(len(xs)))
+    for i, runs in got.items():
+        for r in runs:
+            assert np.array_equal(r, alone[i])

@@ -163,7 +163,7 @@ fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: Tensor, h0: Opti
     let steps = x.shape[0];
     let xs = S::into_vec(x);
     let st = starts::<S>(h0, c0);
-    let (states, cells, last) = run_interruptible(py, None, steps as u64, |ctl| plan.run_one(&xs, steps, &st, fma, ctl))?;
+    let (states, cells, last) = run_interruptible(py, None, steps as u64, None, |ctl| plan.run_one(&xs, steps, &st, fma, ctl))?;
     let hsz = plan.top_hidden();
     let out = PyDict::new(py);
     out.set_item("states", S::to_py(py, states, vec![steps + 1, hsz])?)?;
@@ -200,7 +200,7 @@ fn run_batch<S: PyScalar>(
     let plan = net.plan::<S>(py, approx)?;
     let xs = S::into_vec(x);
     let st = starts::<S>(h0, c0);
-    let res = run_interruptible(py, progress, spec.batch as u64, |ctl| plan.run_batch(&xs, &st, spec, ctl))?;
+    let res = run_interruptible(py, progress, spec.batch as u64, spec.threads, |ctl| plan.run_batch(&xs, &st, spec, ctl))?;
     let (b, t, hsz) = (spec.batch, spec.steps, plan.top_hidden());
     let out = PyDict::new(py);
     if spec.keep.states() {

@@ -152,7 +152,7 @@ impl PyCounter {
         }
         let words = self.words(py, words)?;
         let net = &*self.net;
-        run_interruptible(py, None, 0, |ctl| dispatch_scalar(dt, Accepts { net, words: &words, threads, ctl }))
+        run_interruptible(py, None, 0, threads, |ctl| dispatch_scalar(dt, Accepts { net, words: &words, threads, ctl }))
     }
 
     /// Per tick t = 0..T: (views, y, accepting).
@@ -172,7 +172,7 @@ impl PyCounter {
             return Err(err(py, SimError::invalid_input("threads must be at least 1")));
         }
         let net = &*self.net;
-        let res = run_interruptible(py, None, 0, |ctl| {
+        let res = run_interruptible(py, None, 0, threads, |ctl| {
             with_pool(threads, || dts.par_iter().map(|&dt| dispatch_scalar(dt, Sweep { net, max_n, ctl })).collect::<Result<Vec<_>, _>>())?
         })?;
         Ok(res.into_iter().map(|r| r.map(|f| (f.n, f.word.prefix, f.word.runs, f.accepted))).collect())

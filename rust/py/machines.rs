@@ -174,7 +174,7 @@ impl PyCompiledDfa {
     fn accepts(&self, py: Python<'_>, word: Vec<String>, dtype: &str) -> PyResult<bool> {
         let (w, dt) = (self.word(py, word)?, self::dtype(py, dtype)?);
         let c = self.c.clone();
-        run_interruptible(py, None, 1, move |ctl| c.accepts(&w, dt, ctl))
+        run_interruptible(py, None, 1, None, move |ctl| c.accepts(&w, dt, ctl))
     }
     #[pyo3(signature = (words, dtype="exact", threads=None, progress=None))]
     fn accepts_batch(&self, py: Python<'_>, words: Vec<Vec<String>>, dtype: &str, threads: Option<usize>, progress: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<bool>> {
@@ -182,14 +182,14 @@ impl PyCompiledDfa {
         let ws = words.into_iter().map(|w| self.word(py, w)).collect::<PyResult<Vec<_>>>()?;
         let c = self.c.clone();
         let n = ws.len() as u64;
-        run_interruptible(py, progress, n, move |ctl| c.accepts_batch(&ws, dt, threads, ctl))
+        run_interruptible(py, progress, n, threads, move |ctl| c.accepts_batch(&ws, dt, threads, ctl))
     }
     /// Every word up to max_len through the network vs the DFA: None or a counterexample.
     #[pyo3(signature = (max_len, dtype="f32", threads=None))]
     fn verify(&self, py: Python<'_>, max_len: usize, dtype: &str, threads: Option<usize>) -> PyResult<Option<Vec<String>>> {
         let dt = self::dtype(py, dtype)?;
         let c = self.c.clone();
-        let r = run_interruptible(py, None, 0, move |ctl| c.verify(max_len, dt, threads, ctl))?;
+        let r = run_interruptible(py, None, 0, threads, move |ctl| c.verify(max_len, dt, threads, ctl))?;
         Ok(r.map(|w| w.iter().map(|&a| self.c.dfa.alphabet[a].clone()).collect()))
     }
     /// Each symbol with its one-hot input vector (Fractions).
@@ -220,7 +220,7 @@ pub fn extract_dfa(py: Python<'_>, net: &PySimpleRnn, alphabet: Vec<(String, Bou
     }
     let thr = thr.unwrap_or_else(|| Rational::from(0));
     let n = net.net.clone();
-    run_interruptible(py, None, 0, move |ctl| rnn_to_dfa::extract(&n, &symbols, &thr, max_states, ctl)).map(wrap)
+    run_interruptible(py, None, 0, None, move |ctl| rnn_to_dfa::extract(&n, &symbols, &thr, max_states, ctl)).map(wrap)
 }
 
 /// Lemma 4.4: h_t = U·ReLU(V h_{t−1} + W x_t + b), y_t = out_w h_t + out_b, h_0 = s

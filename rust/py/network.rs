@@ -112,7 +112,7 @@ fn float_run<F: ToNumpy>(py: Python<'_>, this: &PySimpleRnn, x: Tensor, h0: Opti
     let steps = x.shape[0];
     let xs: Vec<F> = x.into_format();
     let start: Vec<F> = h0.map_or_else(|| plan.h0.clone(), |h| h.to_format());
-    let (states, outputs) = run_interruptible(py, None, steps as u64, |ctl| run_float(&plan, &start, &xs, steps, fma, ctl))?;
+    let (states, outputs) = run_interruptible(py, None, steps as u64, None, |ctl| run_float(&plan, &start, &xs, steps, fma, ctl))?;
     let out = PyDict::new(py);
     out.set_item("states", F::to_numpy(py, states, vec![steps + 1, plan.d])?)?;
     out.set_item("outputs", F::to_numpy(py, outputs, vec![steps + 1, plan.n_out])?)?;
@@ -132,7 +132,7 @@ fn float_batch<F: ToNumpy>(
     let plan = this.float_plan::<F>(py, approx)?;
     let xs: Vec<F> = x.into_format();
     let start: Option<Vec<F>> = h0.map(|h| h.to_format());
-    let res = run_interruptible(py, progress, spec.batch as u64, |ctl| {
+    let res = run_interruptible(py, progress, spec.batch as u64, spec.threads, |ctl| {
         run_batch_float(&plan, &xs, start.as_deref(), spec, ctl)
     })?;
     let (b, t, d, o) = (spec.batch, spec.steps, plan.d, plan.n_out);
@@ -259,7 +259,7 @@ impl PySimpleRnn {
                 let start = h0.map_or_else(|| plan.h0.clone(), |h| ExactVector::from_rationals(&h.into_rationals()));
                 let steps = x.shape[0];
                 let xs = x.into_rationals();
-                let run = run_interruptible(py, None, steps as u64, |ctl| run_exact(&plan, start, &xs, steps, ctl))?;
+                let run = run_interruptible(py, None, steps as u64, None, |ctl| run_exact(&plan, start, &xs, steps, ctl))?;
                 let fr = fraction_type(py)?;
                 let states = run.states.iter().map(|s| py_exact_vector(py, &fr, s)).collect::<PyResult<Vec<_>>>()?;
                 let outputs = run.outputs.iter().map(|o| py_rationals(py, &fr, o)).collect::<PyResult<Vec<_>>>()?;
@@ -359,7 +359,7 @@ fn exact_batch(
         r.chunks(d.max(1)).map(ExactVector::from_rationals).collect::<Vec<_>>()
     });
     let xs = x.into_rationals();
-    let res = run_interruptible(py, progress, spec.batch as u64, |ctl| run_batch_exact(&plan, &xs, starts, spec, ctl))?;
+    let res = run_interruptible(py, progress, spec.batch as u64, spec.threads, |ctl| run_batch_exact(&plan, &xs, starts, spec, ctl))?;
     let fr = fraction_type(py)?;
     let out = PyDict::new(py);
     if spec.keep.states() {

@@ -60,7 +60,7 @@ impl PyNetTrace {
     /// Feeds up to `n` more rows (GIL released); returns how many were fed.
     fn advance(&self, py: Python<'_>, n: usize) -> PyResult<usize> {
         let me = &self.s;
-        run_interruptible(py, None, n as u64, move |ctl| {
+        run_interruptible(py, None, n as u64, None, move |ctl| {
             let mut s = me.lock().unwrap_or_else(|e| e.into_inner());
             let mut done = 0;
             while done < n && s.tick < s.rows.len() {

@@ -340,7 +340,7 @@ impl PyCompiledTm {
         let (w, dt) = (self.word(py, &word)?, self::dtype(py, dtype)?);
         let c = self.c.clone();
         let total = max_steps.saturating_add(w.len() as u64);
-        let r = run_interruptible(py, progress, total, move |ctl| run_tm(&c, &w, dt, max_steps, max_bits, ctl))?;
+        let r = run_interruptible(py, progress, total, None, move |ctl| run_tm(&c, &w, dt, max_steps, max_bits, ctl))?;
         let d = PyDict::new(py);
         d.set_item("ticks", r.ticks)?;
         d.set_item("steps", r.steps)?;
@@ -359,7 +359,7 @@ impl PyCompiledTm {
     fn verify<'py>(&self, py: Python<'py>, word: Vec<String>, max_steps: u64) -> PyResult<Option<Bound<'py, PyDict>>> {
         let w = self.word(py, &word)?;
         let c = self.c.clone();
-        let m = run_interruptible(py, None, 0, move |ctl| verify_tm(&c, &w, max_steps, DEFAULT_MAX_BITS, ctl))?;
+        let m = run_interruptible(py, None, 0, None, move |ctl| verify_tm(&c, &w, max_steps, DEFAULT_MAX_BITS, ctl))?;
         let Some(m) = m else { return Ok(None) };
         let d = PyDict::new(py);
         d.set_item("tick", m.tick)?;
@@ -378,7 +378,7 @@ impl PyCompiledTm {
     fn precision_horizon(&self, py: Python<'_>, word: Vec<String>, dtype: &str, max_steps: u64) -> PyResult<Option<u64>> {
         let (w, dt) = (self.word(py, &word)?, self::dtype(py, dtype)?);
         let c = self.c.clone();
-        run_interruptible(py, None, 0, move |ctl| precision_horizon(&c, &w, dt, max_steps, DEFAULT_MAX_BITS, ctl))
+        run_interruptible(py, None, 0, None, move |ctl| precision_horizon(&c, &w, dt, max_steps, DEFAULT_MAX_BITS, ctl))
     }
     /// A stepper for traces: the network fed `word` then EOS, one tick at a time.
     #[pyo3(signature = (word, dtype="exact", max_bits=DEFAULT_MAX_BITS))]
@@ -408,7 +408,7 @@ impl PyTmTrace {
     #[pyo3(signature = (n=1, stop_on_halt=true))]
     fn advance(&self, py: Python<'_>, n: u64, stop_on_halt: bool) -> PyResult<u64> {
         let me = &self.t;
-        run_interruptible(py, None, n, move |ctl| {
+        run_interruptible(py, None, n, None, move |ctl| {
             let mut t = me.lock().unwrap_or_else(|e| e.into_inner());
             for i in 0..n {
                 ctl.check()?;
