@@ -41,7 +41,9 @@
 //!   denominator took it from ~27 (and 3–4 of the ~65 vector instructions per 16 values).
 //!   The throughput gains too, as the scheduler holds more vectors' chains at once:
 //!   `ns_per_value` 1.30 → 1.13 ns per tanh value, 1.20 → 1.05 per σ, 54 → 47 ns per
-//!   dependent call (alternating processes).
+//!   dependent call (alternating processes). In registers, as the single-sequence kernel
+//!   calls it (`apply16`), a dependent call takes 28 ns (~100 cycles; `register_latency`,
+//!   session 28) against 0.85–0.9 × 16 = 14 ns of throughput per 16 values in `run`.
 //! * NaN propagates through every step (the clamp `vrangeps` returns a NaN operand); a NaN
 //!   lane's result is then x quietened (one blend per 16 lanes), the scalar paths' NaN, and
 //!   so is tanh(±0) = ±0 (its Ziv interval around y = 0 would reach a NaN).
@@ -573,6 +575,34 @@ mod timing {
     use super::*;
     use crate::sim::fast_sigmoid::Sigmoid;
     use crate::sim::fast_tanh::Tanh;
+
+    /// y ← act(3y − 1) on one register of 16 lanes, 100k times: the latency of the
+    /// single-sequence kernel's activations (`gated_single`), ns per call.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,fma,avx2,avx")]
+    unsafe fn chain<A: Approximated>() -> f64 {
+        let mut best = f64::INFINITY;
+        for _ in 0..20 {
+            let mut y = _mm512_set1_ps(0.3);
+            let t0 = std::time::Instant::now();
+            for _ in 0..100_000 {
+                y = apply16::<A>(_mm512_fmadd_ps(y, _mm512_set1_ps(3.0), _mm512_set1_ps(-1.0)));
+            }
+            best = best.min(t0.elapsed().as_secs_f64() * 1e9 / 100_000.0);
+            std::hint::black_box(y);
+        }
+        best
+    }
+
+    #[test]
+    #[ignore]
+    fn register_latency() {
+        if !crate::sim::cpu::avx512() {
+            return;
+        }
+        // SAFETY: the CPU has AVX-512 (checked)
+        let (t, s) = unsafe { (chain::<Tanh>(), chain::<Sigmoid>()) };
+        eprintln!("apply16 in registers: tanh {t:.1} ns, sigmoid {s:.1} ns per dependent call (with one FMA)");
+    }
 
     #[test]
     #[ignore]
