@@ -1,10 +1,12 @@
 //! Long work off the GIL, stoppable with Ctrl-C, with optional progress callbacks.
 //!
 //! The job runs without the GIL on a thread of the pool its parallel work uses
-//! (`sim::pool`, `threads`), so that work starts in place. The calling thread waits on a condition variable in 50 ms slices (GIL released); between
-//! slices it checks Python's signal handlers and calls the progress callback. On Ctrl-C it
-//! sets the job's cancel flag, waits for the worker (engines poll the flag once per tick)
-//! and raises KeyboardInterrupt.
+//! (`sim::pool`, `threads`; jobs with no parallel work, on the default pool's), so that
+//! work starts in place. The calling thread waits on a condition variable in 50 ms slices
+//! (GIL released); between slices it checks Python's signal handlers and calls the
+//! progress callback. On Ctrl-C it sets the job's cancel flag, waits for the worker
+//! (engines poll the flag once per tick) and raises KeyboardInterrupt. A panic in the job
+//! becomes a RuntimeError.
 //!
 //! The pools' threads live as long as the process: a call hands its job to a sleeping
 //! thread instead of starting one. A thread per call cost ~50 µs here, most of a short
