@@ -578,7 +578,7 @@ mod timing {
 
     /// y ← act(3y − 1) on one register of 16 lanes, 100k times: the latency of the
     /// single-sequence kernel's activations (`gated_single`), ns per call.
-    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,fma,avx2,avx")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     unsafe fn chain<A: Approximated>() -> f64 {
         let mut best = f64::INFINITY;
         for _ in 0..20 {
