@@ -20,7 +20,10 @@ shared machine. Also printed: rnnsim's 1 → 2 thread scaling, and at hidden 102
 of the machine's non-FMA peak at the measured clock (`measured_ghz`; cores × 2 vector ports
 × lanes × clock on Intel, 4 ports on AMD Zen, whose adds have their own; with AVX-512 16 f32
 lanes, 8 f64, 32 f16 (AVX512-FP16), 16 bf16 (computed in f32 lanes); with AVX2 half as many)
-reached by the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. Nothing
+reached by the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. Last, every
+measured ratio against issue 7's goal (20× at batch 1, 3× at hidden ≤ 64, else 1×) and
+against this machine's bound (`peak_bound`: products at the FMA peak, everything else free):
+a goal above the bound is out of reach on this machine whatever the code does. Nothing
 asserts on time.
 
 ``--dtypes`` picks the formats (default f32,f64); a format written ``f32+fma`` runs rnnsim with
@@ -208,6 +211,38 @@ def peak_ops(threads: int, lanes: int, mhz: float, fused: bool, vendor: str, per
     return threads * ports * lanes * mhz * 1e6
 
 
+def ops_per_step(kind: str, H: int, I: int) -> int:
+    """Multiply/add operations of one token-step's products: 2·G·H·(H + I) for G gate blocks
+    (1 SimpleRNN, 3 GRU, 4 LSTM) of W_hh h and W_ih x. The pointwise updates and the
+    activations are not counted."""
+    return 2 * GATES[kind] * H * (H + I)
+
+
+def goal(shape: tuple[int, int, int, int]) -> float:
+    """Issue 7's goal for the ratio rnnsim / torch at `shape`: 20 at batch 1, 3 at hidden
+    ≤ 64, else 1."""
+    B, _, H, _ = shape
+    return 20.0 if B == 1 else 3.0 if H <= 64 else 1.0
+
+
+def peak_bound(kind: str, shape: tuple[int, int, int, int], torch_rate: float, peak: float) -> float:
+    """The largest ratio rnnsim / torch any kernel could reach on this machine at `shape`:
+    its products at `peak` operations per second (the FMA peak: the most generous) and its
+    activations, pointwise updates, stores and dependences free, against torch's measured
+    token-steps/s. A goal above it is out of this machine's reach whatever the code does."""
+    _, _, H, I = shape
+    return peak / ops_per_step(kind, H, I) / torch_rate
+
+
+def verdict(ratio: float, target: float, bound: float) -> str:
+    """Where a measured ratio stands against its goal and the machine's `peak_bound`."""
+    if ratio >= target:
+        return "met"
+    if bound < target:
+        return "out of reach: bound < goal"
+    return f"short ({ratio / target:.0%} of the goal)"
+
+
 def fmt(r: float) -> str:
     return f"{r / 1e6:9.3f} M" if r >= 1e5 else f"{r / 1e3:9.2f} k"
 
@@ -258,6 +293,10 @@ def main() -> None:
         load = "n/a"
     print(f"rnnsim vs PyTorch CPU; {os.cpu_count()} cores, load average {load} (shared machine: figures vary)")
     print(f"CPU: {cpu_label()}")
+    ghz, nominal = args.ghz or measured_ghz(), cpuinfo_mhz()
+    mhz, clock_src = (ghz * 1000, "--ghz" if args.ghz else "measured") if ghz else (nominal, "/proc/cpuinfo")
+    flags, vendor, family = cpu_flags(), cpuinfo("vendor_id"), cpuinfo("cpu family")
+    per_cycle = vectors_per_cycle(flags, vendor, family)
     print(f"torch: {torch.__version__ if torch is not None else 'not importable (' + TORCH_ERR + '); using the figures quoted in issue 7'}")
     print("token-steps/s = batch*T/seconds, best of repeats; ratio = rnnsim / torch (> 1: rnnsim faster)")
     print()
@@ -325,6 +364,18 @@ def main() -> None:
                 cells = [f"{r / t:6.2f}" if t else "   n/a" for (k, s, d, h, r, t, _) in rows if k == kind and d == dt and h == th]
                 if cells:
                     print(f"  {kind:<5} {dt:<14} threads={th}: " + " ".join(cells))
+    measured = [row for row in rows if row[6] == "measured" and base(row[2]) in ("f32", "f64")]
+    if measured:
+        print()
+        print(f"issue 7's goals against this machine's bound (bound = the ratio of a kernel whose products run at the "
+              f"FMA peak, {mhz / 1000:.2f} GHz {clock_src}, and whose activations, updates, stores and dependences "
+              f"are free, against torch's rate in this run)")
+        print(f"  {'cell':<5} {'shape (B,T,H,I)':<20} {'dtype':<14} {'thr':>3} {'goal':>5} {'ratio':>6} {'bound':>6}  verdict")
+        for (kind, shape, label, th, r, t, _) in measured:
+            peak = peak_ops(th, vector_lanes(base(label), flags), mhz, True, vendor, per_cycle)
+            b = peak_bound(kind, shape, t, peak)
+            print(f"  {kind:<5} {str(shape).replace(' ', ''):<20} {label:<14} {th:>3} {goal(shape):>5.0f} {r / t:6.2f} {b:6.2f}  "
+                  f"{verdict(r / t, goal(shape), b)}")
     halves = [d for d in dtypes if base(d) in ("f16", "bf16")]
     # each half format against f32 with the same flags (bf16+fma against f32+fma)
     twin = {d: "f32" + d[len(base(d)):] for d in halves}
@@ -339,6 +390,9 @@ def main() -> None:
                              if k == kind and d == dt and h == th and (k, s, twin[d], h) in f32]
                     if cells:
                         print(f"  {kind:<5} {dt:<14} threads={th}: " + " ".join(cells))
+        if vector_lanes("f16", flags) == vector_lanes("f32", flags):
+            print("  (no AVX512-FP16 here: every f16/bf16 operation is an f32 operation and a rounding to the format, "
+                  "so the goal 'at least as fast as f32' is out of this machine's reach)")
     if 1 in thread_counts and 2 in thread_counts:
         print()
         print("rnnsim scaling 1 -> 2 threads (rate at 2 / rate at 1)")
@@ -351,16 +405,13 @@ def main() -> None:
     if big:
         print()
         H, I = 1024, 128
-        ops = 2 * H * (H + I)
-        ghz, nominal = args.ghz or measured_ghz(), cpuinfo_mhz()
-        mhz, clock_src = (ghz * 1000, "--ghz" if args.ghz else "measured") if ghz else (nominal, "/proc/cpuinfo")
+        ops = ops_per_step("rnn", H, I)
         print(f"SimpleRNN hidden 1024: {ops / 1e6:.2f} M multiply/add operations per token-step; "
               f"peak at {mhz / 1000:.2f} GHz ({clock_src}; /proc/cpuinfo says {nominal / 1000:.2f})")
-        flags, vendor, family = cpu_flags(), cpuinfo("vendor_id"), cpuinfo("cpu family")
         for dt, th, r in big:
             lanes = vector_lanes(base(dt), flags)
             fused = "fma" in dt.split("+")
-            peak = peak_ops(th, lanes, mhz, fused, vendor, vectors_per_cycle(flags, vendor, family))
+            peak = peak_ops(th, lanes, mhz, fused, vendor, per_cycle)
             print(f"  {dt:<14} threads={th}: {r * ops / 1e9:6.1f} G ops/s = {r * ops / peak:5.1%} of the {'FMA' if fused else 'non-FMA'} peak")
 
 

@@ -73,6 +73,14 @@ def test_torch_benchmark_helpers():
     assert zen4 == 1 and bench_torch.vectors_per_cycle({"avx2"}, "AuthenticAMD", "25") == 2
     assert bench_torch.vectors_per_cycle({"avx512f"}, "GenuineIntel", "6") == 2
     assert bench_torch.peak_ops(1, 16, 1000.0, True, "AuthenticAMD", zen4) == bench_torch.peak_ops(1, 8, 1000.0, True, "AuthenticAMD")
+    # issue 7's goals and the machine's bound: products at the peak, all else free
+    assert [bench_torch.goal(s) for s in bench_torch.SHAPES] == [20.0, 3.0, 3.0, 1.0, 1.0]
+    assert bench_torch.ops_per_step("lstm", 16, 4) == 4 * bench_torch.ops_per_step("rnn", 16, 4) == 2560
+    # 2560 operations per token-step at 2.56e10 operations/s: 1e7 token-steps/s, 4x a torch at 2.5e6
+    assert abs(bench_torch.peak_bound("lstm", (1, 10, 16, 4), 2.5e6, 2.56e10) - 4.0) < 1e-12
+    assert bench_torch.verdict(3.2, 3.0, 5.0) == "met"
+    assert bench_torch.verdict(2.0, 3.0, 2.5).startswith("out of reach")
+    assert bench_torch.verdict(1.5, 3.0, 5.0) == "short (50% of the goal)"
     # the machine line of the output: the CPU's name, family and model
     label = bench_torch.cpu_label()
     assert " family " in label and " model " in label
