@@ -350,16 +350,16 @@ fn quick_pass<const FMA: bool>(f: Func, xs: &[f64], out: &mut [f64], undecided: 
 /// them, so that the pass over them is vectorised and its fixed cost shared) and go through
 /// the double-double tier, and the few left after that through the exact computation.
 #[inline(always)]
-fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64], quick: &mut impl FirstTier) {
-    let (mut out, mut idx) = ([0f64; CHUNK], [0u8; CHUNK]);
-    // the values left undecided so far, and their positions in xs
-    let (mut rest, mut at, mut pending) = ([0f64; CHUNK], [0usize; CHUNK], 0);
+fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64], quick: &mut impl FirstTier, b: &mut SliceBuffers) {
+    let SliceBuffers { out, idx, rest, at, rest_out, flags } = b;
+    // the values left undecided so far (rest), and their positions in xs (at)
+    let mut pending = 0;
     let mut start = 0;
     while start < xs.len() {
         let m = (xs.len() - start).min(CHUNK);
-        let n = quick.pass(f, &xs[start..start + m], &mut out[..m], &mut idx);
+        let n = quick.pass(f, &xs[start..start + m], &mut out[..m], idx);
         if pending + n > CHUNK {
-            second_tier::<FMA>(f, xs, &rest[..pending], &at[..pending]);
+            second_tier::<FMA>(f, xs, &rest[..pending], &at[..pending], rest_out, flags);
             pending = 0;
         }
         for &i in &idx[..n] {
@@ -369,18 +369,37 @@ fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64], quick: &mut impl FirstTi
         xs[start..start + m].copy_from_slice(&out[..m]);
         start += m;
     }
-    second_tier::<FMA>(f, xs, &rest[..pending], &at[..pending]);
+    second_tier::<FMA>(f, xs, &rest[..pending], &at[..pending], rest_out, flags);
+}
+
+/// The buffers of [`slice_body`]: the first tier's results and undecided positions of a
+/// chunk, the undecided values gathered and their positions, the second tier's results and
+/// flags. On x86-64 each thread keeps one with its first tier's scratch
+/// (`activation_f64_staged::with_kept_512`): made per call, their 2.1 KiB of zeros were a
+/// fixed cost beside the 16 values of a batch-1 tick.
+pub(crate) struct SliceBuffers {
+    out: [f64; CHUNK],
+    idx: [u8; CHUNK],
+    rest: [f64; CHUNK],
+    at: [usize; CHUNK],
+    rest_out: [f64; CHUNK],
+    flags: [u8; CHUNK],
+}
+
+impl SliceBuffers {
+    pub(crate) fn new() -> SliceBuffers {
+        SliceBuffers { out: [0.0; CHUNK], idx: [0; CHUNK], rest: [0.0; CHUNK], at: [0; CHUNK], rest_out: [0.0; CHUNK], flags: [0; CHUNK] }
+    }
 }
 
 /// The double-double tier over `rest` (at most CHUNK values, gathered from xs at `at`), the
 /// exact computation for what it leaves; the results into xs at `at`.
 #[inline(always)]
-fn second_tier<const FMA: bool>(f: Func, xs: &mut [f64], rest: &[f64], at: &[usize]) {
+fn second_tier<const FMA: bool>(f: Func, xs: &mut [f64], rest: &[f64], at: &[usize], rest_out: &mut [f64; CHUNK], flags: &mut [u8; CHUNK]) {
     let n = rest.len();
     if n == 0 {
         return;
     }
-    let (mut rest_out, mut flags) = ([0f64; CHUNK], [0u8; CHUNK]);
     tier_pass::<FMA, DOUBLE>(f, rest, &mut rest_out[..n], &mut flags[..n]);
     for (((&i, &v), &u), &x) in at.iter().zip(&rest_out[..n]).zip(&flags[..n]).zip(rest) {
         xs[i] = if u == 0 { v } else { exact(f, x) };
@@ -417,22 +436,35 @@ pub fn slice(f: Func, xs: &mut [f64]) {
 
 /// f over `xs`, in place, correctly rounded, without SIMD beyond what the build targets.
 pub(crate) fn portable(f: Func, xs: &mut [f64]) {
-    slice_body::<PORTABLE_FMA>(f, xs, &mut Lanes::<PORTABLE_FMA>)
+    slice_body::<PORTABLE_FMA>(f, xs, &mut Lanes::<PORTABLE_FMA>, &mut SliceBuffers::new())
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,avx,fma")]
 unsafe fn slice_avx512(f: Func, xs: &mut [f64]) {
-    // the staged first tier on 8 lanes (`activation_f64_staged`)
+    // the staged first tier on 8 lanes (`activation_f64_staged`), this thread's scratch
+    // (the closure only calls a function with the target features)
+    crate::sim::activation_f64_staged::with_kept_512(|k| slice_avx512_in(f, xs, k))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,avx,fma")]
+unsafe fn slice_avx512_in(f: Func, xs: &mut [f64], (s, b): &mut (crate::sim::activation_f64_staged::Scratch<std::arch::x86_64::__m512d>, SliceBuffers)) {
     // SAFETY: the caller checked AVX-512 F, DQ and VL.
-    slice_body::<true>(f, xs, &mut unsafe { crate::sim::activation_f64_staged::Avx512::new() })
+    slice_body::<true>(f, xs, &mut unsafe { crate::sim::activation_f64_staged::Avx512::new(s) }, b)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx,fma")]
 pub(crate) unsafe fn slice_avx2(f: Func, xs: &mut [f64]) {
+    crate::sim::activation_f64_staged::with_kept_256(|k| slice_avx2_in(f, xs, k))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx,fma")]
+unsafe fn slice_avx2_in(f: Func, xs: &mut [f64], (s, b): &mut (crate::sim::activation_f64_staged::Scratch<std::arch::x86_64::__m256d>, SliceBuffers)) {
     // SAFETY: the caller's CPU has AVX2 and FMA.
-    slice_body::<true>(f, xs, &mut unsafe { crate::sim::activation_f64_staged::Avx2::new() })
+    slice_body::<true>(f, xs, &mut unsafe { crate::sim::activation_f64_staged::Avx2::new(s) }, b)
 }
 
 /// f(x) for one value: the tiers in turn, then, when undecided, the exact computation.

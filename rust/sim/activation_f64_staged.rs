@@ -30,11 +30,12 @@
 //! `*_lane`'s values: the same selections, vectorised.
 
 use crate::num::correctly_rounded::{SIGMOID_ONE, SIGMOID_ZERO, TANH_ONE, TANH_TINY};
-use crate::sim::activation_f64::{consts, Consts, FirstTier, CHUNK, MAGIC, SIGMOID_LOW};
+use crate::sim::activation_f64::{consts, Consts, FirstTier, SliceBuffers, CHUNK, MAGIC, SIGMOID_LOW};
 use crate::sim::activation_f64_quick::{ERR_SIGMOID, ERR_TANH, ERR_TANH_FLOOR, ERR_TANH_SERIES, ERR_TANH_SERIES_FLOOR, TANH_SERIES, TANH_SERIES_BELOW};
 use crate::sim::ziv::Func;
 use crate::sim::activation_f64_vectors::{all, Pd};
 use std::arch::x86_64::*;
+use std::cell::RefCell;
 use std::sync::LazyLock;
 
 /// Vectors per chunk, at most (4 lanes).
@@ -42,9 +43,9 @@ const VECS: usize = CHUNK / 4;
 
 /// The first tier over `xs` (at most CHUNK values): the results into `out`, and the
 /// positions of the values it leaves undecided into `undecided`; returns how many it left.
-/// σ runs all the vectors of the chunk (constant trip counts, measured faster; the vectors
-/// past the input hold earlier chunks' values, whose results are dropped), tanh the ones
-/// holding input (it picks its vectors per pass anyway).
+/// σ runs all the vectors of a full chunk (constant trip counts, measured faster), tanh and
+/// a shorter σ the vectors holding input (a batch-1 tick of hidden 16 has 16 values: σ over
+/// 64 took 102 ns, over 16 …).
 ///
 /// # Safety
 /// The CPU must have AVX2 and FMA.
@@ -77,7 +78,9 @@ unsafe fn pass_body<V: Pd>(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut
     let c = consts();
     match f {
         Func::Tanh => tanh_chunk(nv, s, c),
-        Func::Sigmoid => sigmoid_chunk(s, c),
+        // (a full chunk with the constant count, so that its loops keep constant trip counts)
+        Func::Sigmoid if nv == CHUNK / V::LANES => sigmoid_chunk(CHUNK / V::LANES, s, c),
+        Func::Sigmoid => sigmoid_chunk(nv, s, c),
     }
     let (v, open) = (&s.v, &s.open);
     std::ptr::copy_nonoverlapping(v.as_ptr() as *const f64, out.as_mut_ptr(), m);
@@ -123,41 +126,77 @@ impl<V: Pd> Scratch<V> {
     }
 }
 
-/// This spelling as `activation_f64`'s first tier, with its scratch: 4 lanes (AVX2).
-pub(crate) struct Avx2(Scratch<__m256d>);
+/// A thread's scratch of one width with `slice_body`'s buffers.
+type Kept<V> = RefCell<Option<Box<(Scratch<V>, SliceBuffers)>>>;
 
-impl Avx2 {
-    /// # Safety
-    /// The CPU must have AVX2 and FMA (`pass` runs [`quick_pass`]).
-    pub(crate) unsafe fn new() -> Avx2 {
-        Avx2(Scratch::new())
+thread_local! {
+    /// Each thread's scratch and buffers of each width, made (zeroed) on first use. Made per
+    /// call, the zeroing of their ~15 KiB was the larger part of a short slice: tanh over
+    /// the 16 values of a batch-1 tick at hidden 16 took 191 ns, of which the tier 59 (Zen 4).
+    static KEPT_256: Kept<__m256d> = const { RefCell::new(None) };
+    static KEPT_512: Kept<__m512d> = const { RefCell::new(None) };
+}
+
+/// `run` with this thread's scratch and buffers of `V`'s width, or with new ones when those
+/// are taken (a call inside `run`) or gone (the thread is ending).
+fn with_kept<V: Pd, R>(cell: &'static std::thread::LocalKey<Kept<V>>, run: impl FnOnce(&mut (Scratch<V>, SliceBuffers)) -> R) -> R {
+    let mut run = Some(run);
+    let done = cell.try_with(|c| {
+        let mut slot = c.try_borrow_mut().ok()?;
+        let kept = slot.get_or_insert_with(|| Box::new((Scratch::new(), SliceBuffers::new())));
+        Some(run.take().expect("run once")(kept))
+    });
+    match done {
+        Ok(Some(r)) => r,
+        _ => run.take().expect("not run yet")(&mut (Scratch::new(), SliceBuffers::new())),
     }
 }
 
-impl FirstTier for Avx2 {
+/// `run` with this thread's 4-lane scratch and buffers.
+pub(crate) fn with_kept_256<R>(run: impl FnOnce(&mut (Scratch<__m256d>, SliceBuffers)) -> R) -> R {
+    with_kept(&KEPT_256, run)
+}
+
+/// `run` with this thread's 8-lane scratch and buffers.
+pub(crate) fn with_kept_512<R>(run: impl FnOnce(&mut (Scratch<__m512d>, SliceBuffers)) -> R) -> R {
+    with_kept(&KEPT_512, run)
+}
+
+/// This spelling as `activation_f64`'s first tier, with its scratch: 4 lanes (AVX2).
+pub(crate) struct Avx2<'a>(&'a mut Scratch<__m256d>);
+
+impl<'a> Avx2<'a> {
+    /// # Safety
+    /// The CPU must have AVX2 and FMA (`pass` runs [`quick_pass`]).
+    pub(crate) unsafe fn new(s: &'a mut Scratch<__m256d>) -> Avx2<'a> {
+        Avx2(s)
+    }
+}
+
+impl FirstTier for Avx2<'_> {
     #[inline(always)]
     fn pass(&mut self, f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
         // SAFETY: `new`'s caller vouched for AVX2 and FMA.
-        unsafe { quick_pass(f, xs, out, undecided, &mut self.0) }
+        unsafe { quick_pass(f, xs, out, undecided, &mut *self.0) }
     }
 }
 
 /// This spelling on 8 lanes (AVX-512).
-pub(crate) struct Avx512(Scratch<__m512d>);
+pub(crate) struct Avx512<'a>(&'a mut Scratch<__m512d>);
 
-impl Avx512 {
+impl<'a> Avx512<'a> {
     /// # Safety
     /// The CPU must have AVX-512 F, DQ and VL (`pass` runs [`quick_pass_512`]).
-    pub(crate) unsafe fn new() -> Avx512 {
-        Avx512(Scratch::new())
+    pub(crate) unsafe fn new(s: &'a mut Scratch<__m512d>) -> Avx512<'a> {
+        Avx512(s)
     }
 }
 
-impl FirstTier for Avx512 {
+impl FirstTier for Avx512<'_> {
     #[inline(always)]
     fn pass(&mut self, f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
         // SAFETY: `new`'s caller vouched for AVX-512.
-        unsafe { quick_pass_512(f, xs, out, undecided, &mut self.0) }
+        unsafe { quick_pass_512(f, xs, out, undecided, &mut *self.0) }
     }
 }
 
@@ -276,9 +315,9 @@ const SIGMOID_RADIUS: f64 = (SIGMOID_ONE - SIGMOID_LOW) / 2.0;
 /// `activation_f64::sigmoid_lane` (first tier) over a chunk of vectors: the values, and the
 /// undecided lanes' bits per vector.
 #[inline(always)]
-unsafe fn sigmoid_chunk<V: Pd>(s: &mut Scratch<V>, c: &Consts) {
+unsafe fn sigmoid_chunk<V: Pd>(nv: usize, s: &mut Scratch<V>, c: &Consts) {
     let Scratch { x, v, open, e, q, .. } = s;
-    let x = &x[..CHUNK / V::LANES];
+    let x = &x[..nv];
     for (i, &x) in x.iter().enumerate() {
         // clamp as f64::clamp does (NaN lanes are replaced below); y = −|xm|
         let xm = V::min(V::max(x, splat(SIGMOID_LOW)), splat(SIGMOID_ONE));

@@ -53,8 +53,8 @@ fn every_path_gives_the_correctly_rounded_value() {
         slice(f, &mut dispatched);
         assert!(same(&dispatched, &want), "{f:?}: the dispatched slice");
         let (mut fma, mut dekker) = (xs.clone(), xs.clone());
-        slice_body::<true>(f, &mut fma, &mut Lanes::<true>);
-        slice_body::<false>(f, &mut dekker, &mut Lanes::<false>);
+        slice_body::<true>(f, &mut fma, &mut Lanes::<true>, &mut SliceBuffers::new());
+        slice_body::<false>(f, &mut dekker, &mut Lanes::<false>, &mut SliceBuffers::new());
         assert!(same(&fma, &want), "{f:?}: the FMA body");
         assert!(same(&dekker, &want), "{f:?}: the Dekker body");
         #[cfg(target_arch = "x86_64")]
@@ -221,6 +221,27 @@ fn the_staged_first_tier_is_the_scalar_one() {
     assert!(open_count.iter().all(|&n| n > 0 && n < xs.len() / 10), "{open_count:?}");
 }
 
+/// Short slices (a batch-1 tick has 16–64 values) after long ones, on one thread: the
+/// scratch and buffers this thread keeps between calls hold earlier calls' values, and a
+/// short σ runs only its own vectors. Every length from 1 to 2·CHUNK + 3, both functions,
+/// against the exact computation.
+#[test]
+fn short_slices_after_long_ones() {
+    let mut g = Bits::new(0x5107_5ca7_c4e5);
+    let xs: Vec<f64> = (0..4000).map(|i| g.value(-12, 3) * if i % 5 == 0 { 40.0 } else { 1.0 }).collect();
+    for f in [Func::Tanh, Func::Sigmoid] {
+        let want = exact_all(f, &xs);
+        let mut at = 0;
+        for n in (1..=2 * CHUNK + 3).chain([4000 - 2 * CHUNK - 3]) {
+            let (s, e) = (at % (4000 - n), at % (4000 - n) + n);
+            let mut ys = xs[s..e].to_vec();
+            slice(f, &mut ys);
+            assert!(same(&ys, &want[s..e]), "{f:?}: a slice of {n} at {s}");
+            at += 997;
+        }
+    }
+}
+
 /// A slice function under the timer.
 type Timed = Box<dyn Fn(&mut [f64])>;
 
@@ -317,6 +338,17 @@ fn f64_ns_per_value() {
             ns = ns.min(t0.elapsed().as_secs_f64() * 1e9 / (40.0 * 4096.0));
         }
         eprintln!("tanh, dispatched, on {name}: {ns:.2} ns/value");
+        // in slices of 16, as a batch-1 tick of hidden 16 calls it (no gathering across ticks)
+        let mut ns = f64::INFINITY;
+        for _ in 0..5 {
+            let t0 = std::time::Instant::now();
+            for _ in 0..40 {
+                ys.copy_from_slice(xs);
+                ys.chunks_mut(16).for_each(|v| slice(Func::Tanh, v));
+            }
+            ns = ns.min(t0.elapsed().as_secs_f64() * 1e9 / (40.0 * 4096.0));
+        }
+        eprintln!("tanh, dispatched, on {name}, slices of 16: {ns:.2} ns/value");
     }
     // the exact computation alone (the fallback)
     let t0 = std::time::Instant::now();
@@ -334,3 +366,4 @@ fn f64_ns_per_value() {
 unsafe fn quick_fma(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
     quick_pass::<true>(f, xs, out, undecided)
 }
+
