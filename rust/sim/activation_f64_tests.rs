@@ -237,6 +237,13 @@ fn short_slices_after_long_ones() {
             let mut ys = xs[s..e].to_vec();
             slice(f, &mut ys);
             assert!(same(&ys, &want[s..e]), "{f:?}: a slice of {n} at {s}");
+            #[cfg(target_arch = "x86_64")]
+            if crate::sim::cpu::avx2_fma() {
+                let mut ys = xs[s..e].to_vec();
+                // SAFETY: the CPU has AVX2 and FMA (checked above).
+                unsafe { slice_avx2(f, &mut ys) };
+                assert!(same(&ys, &want[s..e]), "{f:?}: an AVX2 slice of {n} at {s}");
+            }
             at += 997;
         }
     }

@@ -27,7 +27,7 @@ use crate::sim::cancel::Control;
 use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
-use crate::sim::cells::gated_single::{self, LayerState, RegLayer};
+use crate::sim::cells::gated_single::{self, AnyLayer, Elem, LayerState, RegLayer};
 use crate::sim::cells::gated_pointwise::{gate_regions, gru_block, lstm_block, regions, GateRows};
 use crate::sim::cells::run::{CellBatch, Starts};
 use crate::sim::cells::{LayerPlan, StackPlan};
@@ -47,8 +47,9 @@ pub struct GatedLanes<C> {
     b_ih: Vec<C>,
     hh: Packed<C>,
     b_hh: Vec<C>,
-    /// the f32 layer in the single-sequence kernel's layout (`gated_single`), when it runs there
-    single: Option<gated_single::RegLayer>,
+    /// the f32 or f64 layer in the single-sequence kernel's layout (`gated_single`), when
+    /// it runs there
+    single: Option<AnyLayer>,
 }
 
 fn pack<F: LaneFormat + Scalar>(a: &crate::sim::cells::affine::DenseAffine<F>) -> (Packed<F::C>, Vec<F::C>) {
@@ -72,7 +73,7 @@ fn lanes_of<F: LaneFormat + Scalar>(g: &GatedPlan<F>) -> Arc<GatedLanes<F::C>> {
         .lockstep
         .get_or_init(|| {
             let ((ih, b_ih), (hh, b_hh)) = (pack(&g.ih), pack(&g.hh));
-            let single = (g as &dyn Any).downcast_ref::<GatedPlan<f32>>().and_then(gated_single::pack);
+            let single = gated_single::pack_any(g as &dyn Any);
             Arc::new(GatedLanes { ih, b_ih, hh, b_hh, single }) as Arc<dyn Any + Send + Sync>
         })
         .clone();
@@ -189,9 +190,12 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
     let kept = Kept::new::<F>(spec.batch, t_max, htop);
     if let Some(single) = single_layers(lanes, ns, team) {
         // one sequence, small layers: the register kernel (`gated_single`)
-        let mut state: Vec<LayerState<'_>> = layers.iter_mut().map(|lb| LayerState { h: cast_mut(&mut lb.h), c: cast_mut(&mut lb.c) }).collect();
-        let (states, cells) = (spec.keep.states().then(|| cast_mut(&mut *out.states)), top_cell.then(|| cast_mut(&mut *out.cells)));
-        gated_single::run(&single, cast_slice(&xl[first * t_max * n..]), n, lens[0], &mut state, states, cells, spec.fma, ctl)?;
+        let x = &xl[first * t_max * n..];
+        let (states, cells) = (spec.keep.states().then_some(&mut *out.states), top_cell.then_some(&mut *out.cells));
+        match single[0] {
+            AnyLayer::F32(_) => run_single::<f32, _, _>(&single, &mut layers, x, n, lens[0], states, cells, spec.fma, ctl)?,
+            AnyLayer::F64(_) => run_single::<f64, _, _>(&single, &mut layers, x, n, lens[0], states, cells, spec.fma, ctl)?,
+        }
         finish(out, &layers, &kept, lens[0], 1, ctl);
         return Ok(());
     }
@@ -291,11 +295,19 @@ fn finish<F: LaneFormat + Scalar>(mut out: BlockOut<'_, F>, layers: &[LayerBlock
     ctl.advance(ns as u64);
 }
 
+/// `gated_single::run` in lane type E (the block's lanes C and format F are E).
+#[allow(clippy::too_many_arguments)]
+fn run_single<E: Elem, C: 'static, F: 'static>(single: &[&AnyLayer], layers: &mut [LayerBlock<C>], x: &[C], n: usize, len: usize, states: Option<&mut [MaybeUninit<F>]>, cells: Option<&mut [MaybeUninit<F>]>, fma: bool, ctl: &Control) -> SimResult<()> {
+    let typed: Vec<&RegLayer<E>> = single.iter().map(|l| l.get::<E>()).collect::<Option<_>>().expect("every layer of a stack has the same lane type");
+    let mut state: Vec<LayerState<'_, E>> = layers.iter_mut().map(|lb| LayerState { h: cast_mut(&mut lb.h), c: cast_mut(&mut lb.c) }).collect();
+    gated_single::run(&typed, cast_slice(x), n, len, &mut state, states.map(cast_mut), cells.map(cast_mut), fma, ctl)
+}
+
 /// Every layer's `gated_single` weights when a block of `ns` sequences on a team of `team`
 /// runs there: one sequence on one thread, every layer packed for it (f32, hidden ≤
 /// `gated_single::MAX_HIDDEN`), and the CPU able.
-fn single_layers<C>(lanes: &[Arc<GatedLanes<C>>], ns: usize, team: usize) -> Option<Vec<&RegLayer>> {
-    if ns != 1 || team != 1 || !gated_single::available() {
+fn single_layers<C>(lanes: &[Arc<GatedLanes<C>>], ns: usize, team: usize) -> Option<Vec<&AnyLayer>> {
+    if ns != 1 || team != 1 {
         return None;
     }
     lanes.iter().map(|w| w.single.as_ref()).collect()

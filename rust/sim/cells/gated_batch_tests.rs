@@ -253,3 +253,37 @@ fn one_sequence_of_small_layers_in_registers_equals_the_per_sequence_engine() {
     assert!(registers(&plan_of(&deep), 1) == gated_single::available());
     check::<f32>(&deep, 1, 1300, 90);
 }
+
+#[test]
+fn one_sequence_of_small_layers_in_f64_registers_equals_the_per_sequence_engine() {
+    // f64 runs `gated_single` on 8 lanes with AVX-512 when every layer's hidden size is at
+    // most 32; its tanh/σ gathered per kind and tick (`V512d::act_gates`): sizes around its
+    // vectors of 8, every cell, all activations, both fma settings, a stack over chunks
+    let plan_of = |net: &Stack| StackPlan::<f64>::new(net).unwrap();
+    let registers = |plan: &StackPlan<f64>, ns: usize| {
+        let lanes: Vec<Arc<GatedLanes<f64>>> = plan.layers.iter().map(|l| if let LayerPlan::Gated(g) = l { lanes_of(g) } else { unreachable!() }).collect();
+        single_layers(&lanes, ns, 1).is_some()
+    };
+    let able = crate::sim::cpu::avx512();
+    for (i, h) in [1, 7, 8, 9, 16, 23, 32].into_iter().enumerate() {
+        for kind in ["lstm", "gru", "doubling_lstm"] {
+            let net = Stack::new(kind, vec![gated(kind, h, 3, 200 + i as u64, &[])]).unwrap();
+            assert_eq!(registers(&plan_of(&net), 1), able, "{kind} {h}");
+            check::<f64>(&net, 1, 40, 17 + i as u64);
+            check::<f64>(&net, 2, 9, 18 + i as u64);
+        }
+    }
+    let wide = Stack::new("lstm", vec![gated("lstm", 33, 3, 1, &[])]).unwrap();
+    assert!(!registers(&plan_of(&wide), 1), "hidden 33 runs on the tiles in f64");
+    let acts = ["identity", "relu", "slu", "step", "tanh", "sigmoid", "sign", "sat_sigmoid"];
+    for (i, a) in acts.iter().enumerate() {
+        let b = acts[(i + 3) % acts.len()];
+        let lstm = gated("lstm", 9, 2, 70 + i as u64, &[("gate", a), ("candidate", b), ("output", acts[(i + 5) % acts.len()])]);
+        check::<f64>(&Stack::new("lstm", vec![lstm]).unwrap(), 1, 25, 80 + i as u64);
+        let gru = gated("gru", 9, 2, 90 + i as u64, &[("gate", a), ("candidate", b)]);
+        check::<f64>(&Stack::new("gru", vec![gru]).unwrap(), 1, 25, 100 + i as u64);
+    }
+    let deep = Stack::new("stacked", vec![gated("gru", 20, 4, 1, &[]), gated("doubling_lstm", 5, 20, 2, &[]), gated("lstm", 16, 5, 3, &[])]).unwrap();
+    assert!(registers(&plan_of(&deep), 1) == able);
+    check::<f64>(&deep, 1, 1300, 91);
+}

@@ -1,5 +1,5 @@
 //! One sequence through a stack of small gated layers (LSTM, Doubling-LSTM, GRU; hidden ≤
-//! 64) in f32, each layer's gates, cell and state held in registers
+//! 64 in f32, ≤ 32 in f64) in f32 or f64, each layer's gates, cell and state held in registers
 //! from one tick to the next: the lock-step kernel's path for a block of one sequence
 //! (`gated_batch::run_block`), with the same operations in the same order per unit as
 //! `GatedPlan::step`, so the same bits.
@@ -9,9 +9,10 @@
 //! The general kernel puts the tile driver, gate-major scratch rows and a call per
 //! activation between those steps; here a tick is straight-line code on [[V; Q]; G]
 //! (G gate blocks of Q vectors of L units each, every block padded to a vector boundary
-//! with zero weights, so each vector belongs to one gate). V is the widest f32 vector the
-//! CPU has (`gated_single_vectors`): L = 16 lanes with AVX-512 + FMA, 8 with AVX2 + FMA;
-//! the body is the same generic code, so the same operations and the same bits:
+//! with zero weights, so each vector belongs to one gate). V is the widest vector the CPU
+//! has (`gated_single_vectors`): f32 in L = 16 lanes with AVX-512 + FMA, 8 with AVX2 + FMA;
+//! f64 in 8 lanes with AVX-512 only (with AVX2 f64 stays on the tiles); the body is the same
+//! generic code, so the same operations and the same bits:
 //!
 //!   gi = b_ih + Σ_k W_ih[:, k]·x_k,  gh = b_hh + Σ_k W_hh[:, k]·h_k   (k ascending; fused
 //!   or mul-then-add as the run's `fma`; h_k broadcast from h's register by a permute when h
@@ -19,7 +20,9 @@
 //!   LSTM: i, f, g, o = act(gi + gh) per block;  c' = (f·c) + (i·g);  h' = o·act(c')
 //!   GRU:  r, z = σ(gi + gh);  n = act(gi_n + (r·gh_n));  h' = n + (z·(h + (−n)))
 //!
-//! with tanh/σ exact as `activation_avx512` / `activation_avx2` (`apply16`, `apply8`). The padded units have zero
+//! with tanh/σ exact as `activation_avx512` / `activation_avx2` (`apply16`, `apply8`); in
+//! f64 the pre-activations of a kind are gathered and go through one call of the lock-step
+//! kernel's `float_batch::activate` (a call's fixed cost is most of a 16-value one). The padded units have zero
 //! pre-activations and are never read as inputs or stored. A stack runs layer by layer over
 //! chunks of `CHUNK` ticks (layer l's rows of a chunk are layer l+1's inputs); only the top
 //! layer's rows are kept (`states`, `cells`).
@@ -30,10 +33,12 @@ use crate::sim::cancel::Control;
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use std::mem::MaybeUninit;
 
-/// Largest hidden size run here: 4 vectors per gate block with AVX-512, 8 with AVX2 (whose
-/// 16 registers then spill some accumulators to L1, still 1.2–1.3× the lock-step kernel at
-/// batch 1 and hidden 64).
+/// Largest hidden size run here in f32: 4 vectors per gate block with AVX-512, 8 with AVX2
+/// (whose 16 registers then spill some accumulators to L1, still 1.2–1.3× the lock-step
+/// kernel at batch 1 and hidden 64).
 pub const MAX_HIDDEN: usize = 64;
+/// In f64: 4 vectors of 8 per gate block.
+pub const F64_MAX_HIDDEN: usize = 32;
 /// Ticks per chunk of a stack (the inputs of the next layer, chunk × hidden values).
 const CHUNK: usize = 512;
 /// Bytes of gi rows computed ahead of the recurrent ticks (so that the ticks hold only gh
@@ -44,7 +49,7 @@ const GI_BYTES: usize = 32 * 1024;
 /// One gated layer's weights for this kernel: W_ih and W_hh transposed (k-major), each
 /// column's gate blocks padded to Q·L units (L lanes per vector); biases the same.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub struct RegLayer {
+pub struct RegLayer<E> {
     kind: GatedKind,
     hidden: usize,
     inputs: usize,
@@ -55,41 +60,107 @@ pub struct RegLayer {
     gate: Activation,
     candidate: Activation,
     output: Activation,
-    w_ih: Vec<f32>,
-    b_ih: Vec<f32>,
-    w_hh: Vec<f32>,
-    b_hh: Vec<f32>,
+    w_ih: Vec<E>,
+    b_ih: Vec<E>,
+    w_hh: Vec<E>,
+    b_hh: Vec<E>,
 }
 
-/// Whether this CPU runs the kernel (AVX-512 F/VL/DQ and FMA, or AVX2 and FMA).
+/// The lane types the kernel runs: f32 and f64.
+pub trait Elem: Copy + Default + Send + Sync + 'static {
+    /// Whether this CPU runs the kernel in this type.
+    fn available() -> bool;
+    /// Lanes per vector on this CPU.
+    fn lanes() -> usize;
+    /// The largest hidden size run here.
+    const MAX_HIDDEN: usize;
+    /// `run_layer` on this type's vectors.
+    ///
+    /// # Safety
+    /// As `run_layer`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn run_layer(l: &RegLayer<Self>, x: *const Self, ldx: usize, ticks: usize, h: &mut [Self], c: &mut [Self], hs: *mut Self, cs: *mut Self, fma: bool);
+}
+
+impl Elem for f32 {
+    fn available() -> bool {
+        crate::sim::cpu::avx512() || crate::sim::cpu::avx2_fma()
+    }
+    fn lanes() -> usize {
+        if crate::sim::cpu::avx512() { 16 } else { 8 }
+    }
+    const MAX_HIDDEN: usize = MAX_HIDDEN;
+    unsafe fn run_layer(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32, fma: bool) {
+        run_layer(l, x, ldx, ticks, h, c, hs, cs, fma)
+    }
+}
+
+impl Elem for f64 {
+    fn available() -> bool {
+        crate::sim::cpu::avx512()
+    }
+    fn lanes() -> usize {
+        8
+    }
+    const MAX_HIDDEN: usize = F64_MAX_HIDDEN;
+    unsafe fn run_layer(l: &RegLayer<f64>, x: *const f64, ldx: usize, ticks: usize, h: &mut [f64], c: &mut [f64], hs: *mut f64, cs: *mut f64, fma: bool) {
+        run_layer_f64(l, x, ldx, ticks, h, c, hs, cs, fma)
+    }
+}
+
+/// A layer packed for this kernel, in its lane type.
+pub enum AnyLayer {
+    F32(RegLayer<f32>),
+    F64(RegLayer<f64>),
+}
+
+impl AnyLayer {
+    /// The layer when its lane type is E.
+    pub fn get<E: Elem>(&self) -> Option<&RegLayer<E>> {
+        use std::any::Any;
+        match self {
+            AnyLayer::F32(l) => (l as &dyn Any).downcast_ref(),
+            AnyLayer::F64(l) => (l as &dyn Any).downcast_ref(),
+        }
+    }
+}
+
+/// `g` (the `GatedPlan` of a format) packed for this kernel when its format is f32 or f64,
+/// the CPU runs the kernel in it, and its hidden size fits.
+pub fn pack_any(g: &dyn std::any::Any) -> Option<AnyLayer> {
+    if let Some(p) = g.downcast_ref::<GatedPlan<f32>>() {
+        return if f32::available() { pack(p).map(AnyLayer::F32) } else { None };
+    }
+    if let Some(p) = g.downcast_ref::<GatedPlan<f64>>() {
+        return if f64::available() { pack(p).map(AnyLayer::F64) } else { None };
+    }
+    None
+}
+
+/// Whether this CPU runs the f32 kernel (AVX-512 F/VL/DQ and FMA, or AVX2 and FMA).
 pub fn available() -> bool {
-    crate::sim::cpu::avx512() || crate::sim::cpu::avx2_fma()
-}
-
-/// Lanes per vector on this CPU: 16 with AVX-512, else 8.
-fn lanes() -> usize {
-    if crate::sim::cpu::avx512() { 16 } else { 8 }
+    f32::available()
 }
 
 /// The layer in this kernel's layout for this CPU, or None when its hidden size is above
-/// `MAX_HIDDEN`.
-pub fn pack(g: &GatedPlan<f32>) -> Option<RegLayer> {
-    pack_for(g, lanes())
+/// the type's `Elem::MAX_HIDDEN`.
+pub fn pack<E: Elem>(g: &GatedPlan<E>) -> Option<RegLayer<E>> {
+    pack_for(g, E::lanes())
 }
 
 /// The layer in the layout of vectors of `lanes` (16 or 8), or None when its hidden size is
-/// above `MAX_HIDDEN`.
-fn pack_for(g: &GatedPlan<f32>, lanes: usize) -> Option<RegLayer> {
+/// above the type's `Elem::MAX_HIDDEN`.
+fn pack_for<E: Elem>(g: &GatedPlan<E>, lanes: usize) -> Option<RegLayer<E>> {
     let hsz = g.hidden;
-    if hsz == 0 || hsz > MAX_HIDDEN {
+    if hsz == 0 || hsz > E::MAX_HIDDEN {
         return None;
     }
     let q = hsz.div_ceil(lanes);
     let blocks = g.ih.rows / hsz;
-    let padded = |w: &[f32], b: &[f32], cols: usize| {
+    let padded = |w: &[E], b: &[E], cols: usize| {
         let width = blocks * q * lanes;
-        let mut wt = vec![0f32; cols * width];
-        let mut bp = vec![0f32; width];
+        let mut wt = vec![E::default(); cols * width];
+        let mut bp = vec![E::default(); width];
         for blk in 0..blocks {
             for u in 0..hsz {
                 let (row, at) = (blk * hsz + u, blk * q * lanes + u);
@@ -107,9 +178,9 @@ fn pack_for(g: &GatedPlan<f32>, lanes: usize) -> Option<RegLayer> {
 }
 
 /// One layer's state, [h | c] as the run's start and end (c empty for the GRU).
-pub struct LayerState<'a> {
-    pub h: &'a mut [f32],
-    pub c: &'a mut [f32],
+pub struct LayerState<'a, E> {
+    pub h: &'a mut [E],
+    pub c: &'a mut [E],
 }
 
 /// Runs `len` ticks of one sequence: inputs x_t at x[t·ldx..] (`inputs` values), every
@@ -117,19 +188,19 @@ pub struct LayerState<'a> {
 /// every tick written to `states` (and `cells`) when given (`len` rows of its hidden size;
 /// the caller fills the rest).
 #[allow(clippy::too_many_arguments)]
-pub fn run(layers: &[&RegLayer], x: &[f32], ldx: usize, len: usize, state: &mut [LayerState<'_>], states: Option<&mut [MaybeUninit<f32>]>, cells: Option<&mut [MaybeUninit<f32>]>, fma: bool, ctl: &Control) -> SimResult<()> {
+pub fn run<E: Elem>(layers: &[&RegLayer<E>], x: &[E], ldx: usize, len: usize, state: &mut [LayerState<'_, E>], states: Option<&mut [MaybeUninit<E>]>, cells: Option<&mut [MaybeUninit<E>]>, fma: bool, ctl: &Control) -> SimResult<()> {
     use crate::sim::cpu;
-    assert!(layers.iter().all(|l| if l.lanes == 16 { cpu::avx512() } else { cpu::avx2_fma() }), "the caller checks gated_single::available()");
+    assert!(E::available() && layers.iter().all(|l| if l.lanes == 16 || std::any::TypeId::of::<E>() == std::any::TypeId::of::<f64>() { cpu::avx512() } else { cpu::avx2_fma() }), "the caller checks Elem::available()");
     let top = layers.len() - 1;
     let htop = layers[top].hidden;
     assert!(states.as_ref().is_none_or(|s| s.len() >= len * htop) && cells.as_ref().is_none_or(|s| s.len() >= len * htop));
     if len > 0 {
         assert!(x.len() >= (len - 1) * ldx + layers[0].inputs);
     }
-    let (states, cells) = (states.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr().cast::<f32>()), cells.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr().cast::<f32>()));
+    let (states, cells) = (states.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr().cast::<E>()), cells.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr().cast::<E>()));
     // padded copies of each layer's h and c, and the rows of every layer but the top for one chunk
-    let mut regs: Vec<(Vec<f32>, Vec<f32>)> = layers.iter().zip(state.iter()).map(|(l, s)| (padded_copy(s.h, l.q * l.lanes), padded_copy(s.c, l.q * l.lanes))).collect();
-    let mut rows: Vec<Vec<f32>> = layers[..top].iter().map(|l| vec![0f32; CHUNK * l.hidden]).collect();
+    let mut regs: Vec<(Vec<E>, Vec<E>)> = layers.iter().zip(state.iter()).map(|(l, s)| (padded_copy(s.h, l.q * l.lanes), padded_copy(s.c, l.q * l.lanes))).collect();
+    let mut rows: Vec<Vec<E>> = layers[..top].iter().map(|l| vec![E::default(); CHUNK * l.hidden]).collect();
     let mut t0 = 0;
     while t0 < len {
         ctl.check()?;
@@ -148,7 +219,7 @@ pub fn run(layers: &[&RegLayer], x: &[f32], ldx: usize, len: usize, state: &mut 
             // `inputs` values at stride `ld` from xin (asserted for layer 0; the previous
             // layer's chunk rows otherwise); hs and cs (when not null) hold `ticks` rows of
             // `hidden`; h and c hold q·lanes values (c none for the GRU).
-            unsafe { run_layer(l, xin, ld, ticks, h, c, hs, cs, fma) };
+            unsafe { E::run_layer(l, xin, ld, ticks, h, c, hs, cs, fma) };
         }
         t0 += ticks;
     }
@@ -162,23 +233,23 @@ pub fn run(layers: &[&RegLayer], x: &[f32], ldx: usize, len: usize, state: &mut 
 
 /// p + offset, or null for null (rows not kept).
 #[inline(always)]
-unsafe fn row_at(p: *mut f32, offset: usize) -> *mut f32 {
+unsafe fn row_at<E>(p: *mut E, offset: usize) -> *mut E {
     if p.is_null() { p } else { p.add(offset) }
 }
 
 /// v padded with zeros to n values (empty stays empty).
-fn padded_copy(v: &[f32], n: usize) -> Vec<f32> {
+fn padded_copy<E: Elem>(v: &[E], n: usize) -> Vec<E> {
     if v.is_empty() {
         return Vec::new();
     }
-    let mut p = vec![0f32; n];
+    let mut p = vec![E::default(); n];
     p[..v.len()].copy_from_slice(v);
     p
 }
 
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_layer(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32, fma: bool) {
+unsafe fn run_layer(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32, fma: bool) {
     use x86::*;
     macro_rules! go {
         ($entry:ident, $q:literal) => {
@@ -210,13 +281,44 @@ unsafe fn run_layer(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &m
 
 #[cfg(not(target_arch = "x86_64"))]
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_layer(_: &RegLayer, _: *const f32, _: usize, _: usize, _: &mut [f32], _: &mut [f32], _: *mut f32, _: *mut f32, _: bool) {
+unsafe fn run_layer(_: &RegLayer<f32>, _: *const f32, _: usize, _: usize, _: &mut [f32], _: &mut [f32], _: *mut f32, _: *mut f32, _: bool) {
+    unreachable!("available() is false off x86-64")
+}
+
+/// `run_layer` in f64 (8 lanes, AVX-512).
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_layer_f64(l: &RegLayer<f64>, x: *const f64, ldx: usize, ticks: usize, h: &mut [f64], c: &mut [f64], hs: *mut f64, cs: *mut f64, fma: bool) {
+    use x86::*;
+    macro_rules! go {
+        ($q:literal) => {
+            match (l.kind, fma) {
+                (GatedKind::Lstm, true) => layer_avx512_f64::<$q, 4, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Lstm, false) => layer_avx512_f64::<$q, 4, false>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::DoublingLstm, true) => layer_avx512_f64::<$q, 5, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::DoublingLstm, false) => layer_avx512_f64::<$q, 5, false>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Gru, true) => layer_avx512_f64::<$q, 3, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Gru, false) => layer_avx512_f64::<$q, 3, false>(l, x, ldx, ticks, h, c, hs, cs),
+            }
+        };
+    }
+    match l.q {
+        1 => go!(1),
+        2 => go!(2),
+        3 => go!(3),
+        _ => go!(4),
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_layer_f64(_: &RegLayer<f64>, _: *const f64, _: usize, _: usize, _: &mut [f64], _: &mut [f64], _: *mut f64, _: *mut f64, _: bool) {
     unreachable!("available() is false off x86-64")
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::vectors::{Vector, V256, V512};
+    use super::vectors::{Vector, V256, V512, V512d};
     use super::{row_at, RegLayer, GI_BYTES};
     #[cfg(test)]
     use crate::net::activation::Activation;
@@ -235,19 +337,19 @@ mod x86 {
         V256::load(x.as_ptr()).act(a).store(out.as_mut_ptr());
     }
 
-    /// Where `affine` reads its z_k: f32s in memory, or the lanes of vectors in registers.
+    /// Where `affine` reads its z_k: values in memory, or the lanes of vectors in registers.
     trait Source<V: Vector> {
         /// z_k in every lane.
         unsafe fn at(&self, k: usize) -> V;
     }
 
     /// z_k at p + k.
-    struct Memory(*const f32);
+    struct Memory<E>(*const E);
 
-    impl<V: Vector> Source<V> for Memory {
+    impl<V: Vector> Source<V> for Memory<V::E> {
         #[inline(always)]
         unsafe fn at(&self, k: usize) -> V {
-            V::splat(*self.0.add(k))
+            V::splat_from(self.0.add(k))
         }
     }
 
@@ -264,7 +366,7 @@ mod x86 {
     /// b + Σ_k W[:, k]·z_k over k < n (k ascending; fused or rounded twice), for every unit
     /// of the G·Q vectors.
     #[inline(always)]
-    unsafe fn affine<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(w: *const f32, b: *const f32, z: impl Source<V>, n: usize) -> [[V; Q]; G] {
+    unsafe fn affine<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(w: *const V::E, b: *const V::E, z: impl Source<V>, n: usize) -> [[V; Q]; G] {
         let mut a = [[V::zero(); Q]; G];
         for (g, row) in a.iter_mut().enumerate() {
             for (q, v) in row.iter_mut().enumerate() {
@@ -289,7 +391,7 @@ mod x86 {
     /// 0.92 M token-steps/s). Batch 1, alternating builds, 2 runs, M token-steps/s: LSTM
     /// (1, 4000, 16, 4) 6.38–6.40 → 6.65, GRU 8.37–8.45 → 8.66–8.70.
     #[inline(always)]
-    unsafe fn recurrent<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, hv: &[V; Q], hp: *const f32) -> [[V; Q]; G] {
+    unsafe fn recurrent<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<V::E>, hv: &[V; Q], hp: *const V::E) -> [[V; Q]; G] {
         if Q == 1 {
             affine::<V, Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), Registers(hv), l.hidden)
         } else {
@@ -299,7 +401,7 @@ mod x86 {
 
     /// The Q vectors of h at p.
     #[inline(always)]
-    unsafe fn load_state<V: Vector, const Q: usize>(p: *const f32) -> [V; Q] {
+    unsafe fn load_state<V: Vector, const Q: usize>(p: *const V::E) -> [V; Q] {
         let mut hv = [V::zero(); Q];
         for (q, v) in hv.iter_mut().enumerate() {
             *v = V::load(p.add(q * V::LANES));
@@ -316,14 +418,21 @@ mod x86 {
     /// `layer` on 16-lane vectors.
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn layer_avx512<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+    pub(super) unsafe fn layer_avx512<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
         layer::<V512, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
+    }
+
+    /// `layer` on 8 f64 lanes.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn layer_avx512_f64<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f64>, x: *const f64, ldx: usize, ticks: usize, h: &mut [f64], c: &mut [f64], hs: *mut f64, cs: *mut f64) {
+        layer::<V512d, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
     }
 
     /// `layer` on 8-lane vectors.
     #[target_feature(enable = "avx2,avx,fma")]
     #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn layer_avx2<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+    pub(super) unsafe fn layer_avx2<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
         layer::<V256, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
     }
 
@@ -331,18 +440,22 @@ mod x86 {
     /// module doc): gi of up to `GI_BYTES` of ticks, then those ticks.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn layer<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
-        let mut rows = [0f32; GI_BYTES / 4];
-        let per = G * Q * V::LANES;
+    unsafe fn layer<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<V::E>, x: *const V::E, ldx: usize, ticks: usize, h: &mut [V::E], c: &mut [V::E], hs: *mut V::E, cs: *mut V::E) {
+        // (gi rows of f32 or f64 on whole cache lines: each row is G·Q vectors)
+        #[repr(align(64))]
+        struct Rows([u8; GI_BYTES]);
+        let mut buf = Rows([0; GI_BYTES]);
+        let rows = buf.0.as_mut_ptr().cast::<V::E>();
+        let (cap, per) = (GI_BYTES / std::mem::size_of::<V::E>(), G * Q * V::LANES);
         let mut t0 = 0;
         while t0 < ticks {
-            let n = (rows.len() / per).min(ticks - t0);
-            input_rows::<V, Q, G, FUSED>(l, x.add(t0 * ldx), ldx, n, rows.as_mut_ptr());
+            let n = (cap / per).min(ticks - t0);
+            input_rows::<V, Q, G, FUSED>(l, x.add(t0 * ldx), ldx, n, rows);
             let (hs, cs) = (row_at(hs, t0 * l.hidden), row_at(cs, t0 * l.hidden));
             if G == 3 {
-                gru_ticks::<V, Q, FUSED>(l, rows.as_ptr(), n, h, hs);
+                gru_ticks::<V, Q, FUSED>(l, rows, n, h, hs);
             } else {
-                lstm_ticks::<V, Q, G, FUSED>(l, rows.as_ptr(), n, h, c, hs, cs);
+                lstm_ticks::<V, Q, G, FUSED>(l, rows, n, h, c, hs, cs);
             }
             t0 += n;
         }
@@ -350,7 +463,7 @@ mod x86 {
 
     /// gi = b_ih + W_ih x_t of `ticks` ticks (rows of G·Q vectors at `rows`).
     #[inline(always)]
-    unsafe fn input_rows<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, x: *const f32, ldx: usize, ticks: usize, rows: *mut f32) {
+    unsafe fn input_rows<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<V::E>, x: *const V::E, ldx: usize, ticks: usize, rows: *mut V::E) {
         for t in 0..ticks {
             let gi = affine::<V, Q, G, FUSED>(l.w_ih.as_ptr(), l.b_ih.as_ptr(), Memory(x.add(t * ldx)), l.inputs);
             for (g, row) in gi.iter().enumerate() {
@@ -363,14 +476,14 @@ mod x86 {
 
     /// The rows of gi at `gi` (`input_rows`) and the vector q of gate g of tick t.
     #[inline(always)]
-    unsafe fn gi_at<V: Vector, const Q: usize, const G: usize>(gi: *const f32, t: usize, g: usize, q: usize) -> V {
+    unsafe fn gi_at<V: Vector, const Q: usize, const G: usize>(gi: *const V::E, t: usize, g: usize, q: usize) -> V {
         V::load(gi.add(((t * G + g) * Q + q) * V::LANES))
     }
 
     /// LSTM / Doubling-LSTM ticks on the gi rows at `gi`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn lstm_ticks<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer, gi: *const f32, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+    unsafe fn lstm_ticks<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<V::E>, gi: *const V::E, ticks: usize, h: &mut [V::E], c: &mut [V::E], hs: *mut V::E, cs: *mut V::E) {
         let hp = h.as_mut_ptr();
         // (plain loops here, no closures: a closure would not inherit the target features,
         // and the intrinsics in it would become calls)
@@ -387,17 +500,30 @@ mod x86 {
             for (g, row) in a.iter_mut().enumerate() {
                 let f = if g == G - 2 { l.candidate } else { l.gate };
                 for (q, v) in row.iter_mut().enumerate() {
-                    *v = gi_at::<V, Q, G>(gi, t, g, q).add(gh[g][q]).act(f);
+                    *v = gi_at::<V, Q, G>(gi, t, g, q).add(gh[g][q]);
+                    if !V::GROUPED {
+                        *v = v.act(f);
+                    }
                 }
+            }
+            if V::GROUPED {
+                V::act_gates(&mut a, l.gate, l.candidate, G - 2);
             }
             for q in 0..Q {
                 let f = if G == 5 { a[1][q].add(a[2][q]) } else { a[1][q] };
                 cv[q] = f.mul(cv[q]).add(a[0][q].mul(a[G - 2][q]));
             }
-            let mut out = [V::zero(); Q];
-            for (v, &c) in out.iter_mut().zip(&cv) {
-                *v = c.act(l.output);
-            }
+            let out = if V::GROUPED {
+                let mut out = [cv];
+                V::act_gates(&mut out, l.output, l.output, 1);
+                out[0]
+            } else {
+                let mut out = [V::zero(); Q];
+                for (v, &c) in out.iter_mut().zip(&cv) {
+                    *v = c.act(l.output);
+                }
+                out
+            };
             for q in 0..Q {
                 hv[q] = a[G - 1][q].mul(out[q]);
                 if Q > 1 {
@@ -420,7 +546,7 @@ mod x86 {
 
     /// GRU ticks on the gi rows at `gi`.
     #[inline(always)]
-    unsafe fn gru_ticks<V: Vector, const Q: usize, const FUSED: bool>(l: &RegLayer, gi: *const f32, ticks: usize, h: &mut [f32], hs: *mut f32) {
+    unsafe fn gru_ticks<V: Vector, const Q: usize, const FUSED: bool>(l: &RegLayer<V::E>, gi: *const V::E, ticks: usize, h: &mut [V::E], hs: *mut V::E) {
         let hp = h.as_mut_ptr();
         let mut hv = load_state::<V, Q>(hp);
         for t in 0..ticks {
@@ -428,11 +554,25 @@ mod x86 {
             let (mut rz, mut n, mut next) = ([[V::zero(); Q]; 2], [V::zero(); Q], [V::zero(); Q]);
             for (g, row) in rz.iter_mut().enumerate() {
                 for (q, v) in row.iter_mut().enumerate() {
-                    *v = gi_at::<V, Q, 3>(gi, t, g, q).add(gh[g][q]).act(l.gate);
+                    *v = gi_at::<V, Q, 3>(gi, t, g, q).add(gh[g][q]);
+                    if !V::GROUPED {
+                        *v = v.act(l.gate);
+                    }
                 }
             }
+            if V::GROUPED {
+                V::act_gates(&mut rz, l.gate, l.gate, 2);
+            }
             for (q, v) in n.iter_mut().enumerate() {
-                *v = gi_at::<V, Q, 3>(gi, t, 2, q).add(rz[0][q].mul(gh[2][q])).act(l.candidate);
+                *v = gi_at::<V, Q, 3>(gi, t, 2, q).add(rz[0][q].mul(gh[2][q]));
+                if !V::GROUPED {
+                    *v = v.act(l.candidate);
+                }
+            }
+            if V::GROUPED {
+                let mut one = [n];
+                V::act_gates(&mut one, l.candidate, l.candidate, 1);
+                n = one[0];
             }
             for (q, v) in next.iter_mut().enumerate() {
                 *v = n[q].add(rz[1][q].mul(hv[q].add(n[q].neg())));

@@ -63,12 +63,12 @@ fn random_plan(kind: GatedKind, h: usize, n: usize, seed: u64, scale: f64) -> Ga
 }
 
 /// (top h rows, top c rows, every layer's final h and c) of a run of `layers` on x.
-fn run_rows(layers: &[&RegLayer], x: &[f32], n: usize, t: usize, fma: bool) -> (Vec<u32>, Vec<u32>, Vec<Vec<u32>>) {
+fn run_rows(layers: &[&RegLayer<f32>], x: &[f32], n: usize, t: usize, fma: bool) -> (Vec<u32>, Vec<u32>, Vec<Vec<u32>>) {
     let top = layers.last().unwrap();
     let gru = top.kind == GatedKind::Gru;
     let (mut hs, mut cs) = (vec![MaybeUninit::<f32>::uninit(); t * top.hidden], vec![MaybeUninit::<f32>::uninit(); t * top.hidden]);
     let mut vals: Vec<(Vec<f32>, Vec<f32>)> = layers.iter().map(|l| (vec![0.25f32; l.hidden], vec![-0.5f32; if l.kind == GatedKind::Gru { 0 } else { l.hidden }])).collect();
-    let mut st: Vec<LayerState<'_>> = vals.iter_mut().map(|(h, c)| LayerState { h, c }).collect();
+    let mut st: Vec<LayerState<'_, f32>> = vals.iter_mut().map(|(h, c)| LayerState { h, c }).collect();
     run(layers, x, n, t, &mut st, Some(&mut hs), if gru { None } else { Some(&mut cs) }, fma, &Control::new()).unwrap();
     // SAFETY: run wrote all t rows of hs (and of cs when given)
     let bits = |v: &[MaybeUninit<f32>]| v.iter().map(|m| unsafe { m.assume_init() }.to_bits()).collect::<Vec<u32>>();
@@ -92,8 +92,8 @@ fn both_vector_widths_give_the_same_bits() {
             let plans = [random_plan(kind, h, n, 11 + i as u64, 4.0), random_plan(kind, h, h, 99 + i as u64, 1.0)];
             for depth in [1, 2] {
                 for fma in [true, false] {
-                    let wide: Vec<RegLayer> = plans[..depth].iter().map(|g| pack_for(g, 16).unwrap()).collect();
-                    let narrow: Vec<RegLayer> = plans[..depth].iter().map(|g| pack_for(g, 8).unwrap()).collect();
+                    let wide: Vec<RegLayer<f32>> = plans[..depth].iter().map(|g| pack_for(g, 16).unwrap()).collect();
+                    let narrow: Vec<RegLayer<f32>> = plans[..depth].iter().map(|g| pack_for(g, 8).unwrap()).collect();
                     let a = run_rows(&wide.iter().collect::<Vec<_>>(), &x, n, t, fma);
                     let b = run_rows(&narrow.iter().collect::<Vec<_>>(), &x, n, t, fma);
                     assert!(a == b, "{kind:?} hidden {h} depth {depth} fma {fma}");

@@ -1,7 +1,9 @@
-//! The f32 vectors the single-sequence kernel (`gated_single`) is written over: 16 lanes
-//! with AVX-512 (`V512`), 8 with AVX2 + FMA (`V256`). The kernel is one generic body; each
-//! operation here is one IEEE operation per lane (or the exact activations of
-//! `activation_avx512` / `activation_avx2`), so both widths give the same bits.
+//! The vectors the single-sequence kernel (`gated_single`) is written over: f32 in 16 lanes
+//! with AVX-512 (`V512`) or 8 with AVX2 + FMA (`V256`), f64 in 8 lanes with AVX-512
+//! (`V512d`). The kernel is one generic body; each operation here is one IEEE operation per
+//! lane (or the exact activations of `activation_avx512` / `activation_avx2`, and for f64
+//! those of the lock-step kernel, `float_batch::activate`), so both f32 widths give the same
+//! bits, and every width those of the lock-step kernel.
 //!
 //! Every method is `#[inline(always)]` and has no target features of its own: it is
 //! compiled into the kernel's entry point, which enables the features of its width.
@@ -13,15 +15,22 @@ use crate::sim::fast_sigmoid::Sigmoid;
 use crate::sim::fast_tanh::Tanh;
 use std::arch::x86_64::*;
 
-/// A vector of f32 lanes.
+/// A vector of f32 or f64 lanes.
 pub(super) trait Vector: Copy {
+    /// The lane type.
+    type E: Copy;
     const LANES: usize;
+    /// Whether the kernel applies tanh/σ to all the vectors of a kind in a tick at once
+    /// (`act_gates`) rather than vector by vector as it computes them: f64, whose
+    /// correctly rounded activations run as a call over a slice (`activation_f64::slice`).
+    const GROUPED: bool = false;
     unsafe fn zero() -> Self;
-    unsafe fn splat(x: f32) -> Self;
-    unsafe fn load(p: *const f32) -> Self;
-    unsafe fn store(self, p: *mut f32);
+    unsafe fn load(p: *const Self::E) -> Self;
+    unsafe fn store(self, p: *mut Self::E);
     /// Stores the first n lanes (n ≤ LANES).
-    unsafe fn store_first(self, p: *mut f32, n: usize);
+    unsafe fn store_first(self, p: *mut Self::E, n: usize);
+    /// x_k in every lane.
+    unsafe fn splat_from(p: *const Self::E) -> Self;
     unsafe fn add(self, o: Self) -> Self;
     unsafe fn mul(self, o: Self) -> Self;
     /// round(self·w + acc), one rounding.
@@ -32,6 +41,17 @@ pub(super) trait Vector: Copy {
     unsafe fn lane(self, j: usize) -> Self;
     /// `a` on every lane, as `float_batch::activate` on each.
     unsafe fn act(self, a: Activation) -> Self;
+    /// a[g][q] = act_g(a[g][q]) for every block g, act_g = `candidate` for g = `cand` (none
+    /// when cand ≥ G), else `gate`: the same values as `act` on each vector.
+    #[inline(always)]
+    unsafe fn act_gates<const Q: usize, const G: usize>(a: &mut [[Self; Q]; G], gate: Activation, candidate: Activation, cand: usize) {
+        for (g, row) in a.iter_mut().enumerate() {
+            let f = if g == cand { candidate } else { gate };
+            for v in row.iter_mut() {
+                *v = v.act(f);
+            }
+        }
+    }
 }
 
 /// 16 lanes, AVX-512 F/VL/DQ + FMA.
@@ -43,14 +63,15 @@ pub(super) struct V512(__m512);
 pub(super) struct V256(__m256);
 
 impl Vector for V512 {
+    type E = f32;
     const LANES: usize = 16;
     #[inline(always)]
     unsafe fn zero() -> Self {
         V512(_mm512_setzero_ps())
     }
     #[inline(always)]
-    unsafe fn splat(x: f32) -> Self {
-        V512(_mm512_set1_ps(x))
+    unsafe fn splat_from(p: *const f32) -> Self {
+        V512(_mm512_set1_ps(*p))
     }
     #[inline(always)]
     unsafe fn load(p: *const f32) -> Self {
@@ -109,14 +130,15 @@ impl Vector for V512 {
 }
 
 impl Vector for V256 {
+    type E = f32;
     const LANES: usize = 8;
     #[inline(always)]
     unsafe fn zero() -> Self {
         V256(_mm256_setzero_ps())
     }
     #[inline(always)]
-    unsafe fn splat(x: f32) -> Self {
-        V256(_mm256_set1_ps(x))
+    unsafe fn splat_from(p: *const f32) -> Self {
+        V256(_mm256_set1_ps(*p))
     }
     #[inline(always)]
     unsafe fn load(p: *const f32) -> Self {
@@ -171,6 +193,97 @@ impl Vector for V256 {
             // (andnot(m, v) = v where m is clear)
             Activation::SatSigmoid => _mm256_blendv_ps(_mm256_andnot_ps(gt256(zero, x), _mm256_set1_ps(0.5)), one, gt256(x, zero)),
         })
+    }
+}
+
+/// 8 f64 lanes, AVX-512 F/VL/DQ + FMA.
+#[derive(Clone, Copy)]
+pub(super) struct V512d(__m512d);
+
+/// Vectors of f64 per tick that `V512d::act_gates` takes (5 gate blocks × 4 vectors: hidden
+/// `F64_MAX_HIDDEN`).
+const MAX_VECTORS: usize = 20;
+
+impl Vector for V512d {
+    type E = f64;
+    const LANES: usize = 8;
+    const GROUPED: bool = true;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        V512d(_mm512_setzero_pd())
+    }
+    #[inline(always)]
+    unsafe fn splat_from(p: *const f64) -> Self {
+        V512d(_mm512_set1_pd(*p))
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f64) -> Self {
+        V512d(_mm512_loadu_pd(p))
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut f64) {
+        _mm512_storeu_pd(p, self.0)
+    }
+    #[inline(always)]
+    unsafe fn store_first(self, p: *mut f64, n: usize) {
+        _mm512_mask_storeu_pd(p, crate::sim::simd_round::first_lanes(n) as __mmask8, self.0)
+    }
+    #[inline(always)]
+    unsafe fn add(self, o: Self) -> Self {
+        V512d(_mm512_add_pd(self.0, o.0))
+    }
+    #[inline(always)]
+    unsafe fn mul(self, o: Self) -> Self {
+        V512d(_mm512_mul_pd(self.0, o.0))
+    }
+    #[inline(always)]
+    unsafe fn fmadd(self, w: Self, acc: Self) -> Self {
+        V512d(_mm512_fmadd_pd(self.0, w.0, acc.0))
+    }
+    #[inline(always)]
+    unsafe fn neg(self) -> Self {
+        V512d(_mm512_xor_pd(self.0, _mm512_set1_pd(-0.0)))
+    }
+    #[inline(always)]
+    unsafe fn lane(self, j: usize) -> Self {
+        V512d(_mm512_permutexvar_pd(_mm512_set1_epi64(j as i64), self.0))
+    }
+    #[inline(always)]
+    unsafe fn act(self, a: Activation) -> Self {
+        let mut one = [[self]];
+        Self::act_gates::<1, 1>(&mut one, a, a, 1);
+        one[0][0]
+    }
+    /// Through a buffer: the gate blocks' lanes, then the candidate's, each kind one call of
+    /// `float_batch::activate` (the lock-step kernel's own function, so the same bits): a
+    /// call costs ~40 ns of set-up and latency whatever its length (`activation_f64`), so a
+    /// tick of hidden 16 makes three calls instead of ten.
+    #[inline(always)]
+    unsafe fn act_gates<const Q: usize, const G: usize>(a: &mut [[Self; Q]; G], gate: Activation, candidate: Activation, cand: usize) {
+        assert!(Q * G <= MAX_VECTORS);
+        let mut buf = std::mem::MaybeUninit::<[f64; MAX_VECTORS * 8]>::uninit();
+        let p = buf.as_mut_ptr().cast::<f64>();
+        let order = (0..G).filter(|&g| g != cand).chain((cand < G).then_some(cand));
+        let mut n = 0;
+        for g in order.clone() {
+            for v in &a[g] {
+                v.store(p.add(n * 8));
+                n += 1;
+            }
+        }
+        let gates = (G - usize::from(cand < G)) * Q * 8;
+        // SAFETY: the first n·8 values were written above
+        let vals = std::slice::from_raw_parts_mut(p, n * 8);
+        let (gv, cv) = vals.split_at_mut(gates);
+        crate::sim::float_batch::activate::<f64>(gate, gv);
+        crate::sim::float_batch::activate::<f64>(candidate, cv);
+        let mut n = 0;
+        for g in order {
+            for v in a[g].iter_mut() {
+                *v = Self::load(p.add(n * 8));
+                n += 1;
+            }
+        }
     }
 }
 
