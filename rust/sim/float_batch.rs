@@ -34,6 +34,7 @@ use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, 
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cancel::Control;
 use crate::sim::float_engine::FloatPlan;
+use crate::sim::rnn_single::AnyRnn;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::{BatchSpec, FloatBatch};
 use crate::sim::tile_kernel::{affine, Packed, Term};
@@ -49,10 +50,12 @@ pub struct Weights<C> {
     wx: Packed<C>,
     v: Packed<C>,
     b: Vec<C>,
+    /// the weights of the single-sequence kernel (`rnn_single`), when it runs this plan
+    single: Option<AnyRnn>,
 }
 
 impl<C: Lane + Default> Weights<C> {
-    fn new<F: LaneFormat<C = C>>(plan: &FloatPlan<F>) -> Self {
+    fn new<F: LaneFormat<C = C> + 'static>(plan: &FloatPlan<F>) -> Self {
         let (d, n) = (plan.d, plan.n_in);
         let lanes = |m: &[F]| m.iter().map(|v| v.to_lane()).collect::<Vec<C>>();
         let (wx, v) = (Packed::for_units(&lanes(&plan.wt), n, d), Packed::for_units(&lanes(&plan.vt), d, d));
@@ -61,7 +64,8 @@ impl<C: Lane + Default> Weights<C> {
         for (dst, x) in b.iter_mut().zip(&plan.b) {
             *dst = x.to_lane();
         }
-        Weights { wx, v, b }
+        let single = crate::sim::rnn_single::pack_any(plan as &dyn Any);
+        Weights { wx, v, b, single }
     }
 }
 
@@ -183,6 +187,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
         }
     };
     let mut out = out;
+    let single = if ns == 1 && team == 1 { w.single.as_ref() } else { None };
     let longest = lens.iter().copied().max().unwrap_or(0);
     let mut t0 = 0;
     for t in 0..longest {
@@ -192,15 +197,19 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
             finish(by_len[done], prev, &mut out);
             done += 1;
         }
-        let x = Term { w: &w.wx, z: &xl[(first * t_max + t) * n..], ldz: t_max * n };
-        let h = Term { w: &w.v, z: prev, ldz: up };
-        if team > 1 {
+        let xt = &xl[(first * t_max + t) * n..];
+        if let Some(single) = single {
+            // one sequence on one thread, a small layer: in registers (`rnn_single`)
+            single.tick(xt, prev, cur, spec.fma);
+        } else if team > 1 {
+            let (x, h) = (Term { w: &w.wx, z: xt, ldz: t_max * n }, Term { w: &w.v, z: prev, ldz: up });
             affine_split::<F>(&mut [Map { bias: &w.b, terms: &[x, h], ns, out: &mut *cur }], spec.fma, team);
             match team.min(ns) {
                 1 => activate_rows(cur),
                 parts => row_parts(cur, up, parts).into_par_iter().for_each(|(_, rows)| activate_rows(rows)),
             }
         } else {
+            let (x, h) = (Term { w: &w.wx, z: xt, ldz: t_max * n }, Term { w: &w.v, z: prev, ldz: up });
             affine::<F>(&w.b, &[x, h], ns, cur, spec.fma);
             activate_rows(cur);
         }

@@ -166,3 +166,22 @@ fn large_kept_results_streamed_equal_the_per_sequence_engine() {
     check_with::<f32>(&nw, 1100, steps, 30, false);
     check_with::<f64>(&nw, 560, steps, 31, true);
 }
+
+#[test]
+fn one_sequence_of_a_small_layer_in_registers_equals_the_per_sequence_engine() {
+    // batch 1 on one thread runs `rnn_single` in f32 (hidden ≤ 64) and f64 (≤ 32) with
+    // AVX-512: sizes around its vectors, every activation, both fma settings, readouts
+    let able = crate::sim::cpu::avx512();
+    let acts = [Activation::Identity, Activation::Relu, Activation::Slu, Activation::Step, Activation::Tanh, Activation::Sigmoid, Activation::Sign, Activation::SatSigmoid];
+    for (i, d) in [1, 7, 8, 9, 16, 17, 31, 32, 33, 48, 64, 65].into_iter().enumerate() {
+        for (j, &act) in acts.iter().enumerate() {
+            let rnn = net(d, 1 + (i + j) % 5, j % 3, act, 500 + (i * 8 + j) as u64);
+            assert_eq!(weights_of(&FloatPlan::<f32>::new(&rnn)).single.is_some(), able && d <= 64, "f32 hidden {d}");
+            assert_eq!(weights_of(&FloatPlan::<f64>::new(&rnn)).single.is_some(), able && d <= 32, "f64 hidden {d}");
+            check::<f32>(&rnn, 1, 30, 900 + i as u64);
+            check::<f64>(&rnn, 1, 30, 950 + i as u64);
+        }
+    }
+    // the half formats stay on the tiles
+    assert!(weights_of(&FloatPlan::<f16>::new(&net(16, 4, 0, Activation::Tanh, 1))).single.is_none());
+}

@@ -24,6 +24,7 @@ pub mod half_tables;
 pub mod lanes;
 pub mod plan_cache;
 pub mod pool;
+pub mod rnn_single;
 pub mod run;
 #[cfg(target_arch = "x86_64")]
 pub mod simd_round;

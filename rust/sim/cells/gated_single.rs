@@ -317,7 +317,7 @@ unsafe fn run_layer_f64(_: &RegLayer<f64>, _: *const f64, _: usize, _: usize, _:
 }
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(crate) mod x86 {
     use super::vectors::{Vector, V256, V512, V512d};
     use super::{row_at, RegLayer, GI_BYTES};
     #[cfg(test)]
@@ -338,13 +338,13 @@ mod x86 {
     }
 
     /// Where `affine` reads its z_k: values in memory, or the lanes of vectors in registers.
-    trait Source<V: Vector> {
+    pub(crate) trait Source<V: Vector> {
         /// z_k in every lane.
         unsafe fn at(&self, k: usize) -> V;
     }
 
     /// z_k at p + k.
-    struct Memory<E>(*const E);
+    pub(crate) struct Memory<E>(pub(crate) *const E);
 
     impl<V: Vector> Source<V> for Memory<V::E> {
         #[inline(always)]
@@ -366,13 +366,19 @@ mod x86 {
     /// b + Σ_k W[:, k]·z_k over k < n (k ascending; fused or rounded twice), for every unit
     /// of the G·Q vectors.
     #[inline(always)]
-    unsafe fn affine<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(w: *const V::E, b: *const V::E, z: impl Source<V>, n: usize) -> [[V; Q]; G] {
+    pub(crate) unsafe fn affine<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(w: *const V::E, b: *const V::E, z: impl Source<V>, n: usize) -> [[V; Q]; G] {
         let mut a = [[V::zero(); Q]; G];
         for (g, row) in a.iter_mut().enumerate() {
             for (q, v) in row.iter_mut().enumerate() {
                 *v = V::load(b.add((g * Q + q) * V::LANES));
             }
         }
+        accumulate::<V, Q, G, FUSED>(a, w, z, n)
+    }
+
+    /// a + Σ_k W[:, k]·z_k over k < n, in the order of `affine`.
+    #[inline(always)]
+    pub(crate) unsafe fn accumulate<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(mut a: [[V; Q]; G], w: *const V::E, z: impl Source<V>, n: usize) -> [[V; Q]; G] {
         for k in 0..n {
             let (wk, zk) = (w.add(k * G * Q * V::LANES), z.at(k));
             for (g, row) in a.iter_mut().enumerate() {
@@ -411,7 +417,7 @@ mod x86 {
 
     /// Lanes of vector q that are units (< hidden).
     #[inline(always)]
-    fn live<V: Vector>(q: usize, hidden: usize) -> usize {
+    pub(crate) fn live<V: Vector>(q: usize, hidden: usize) -> usize {
         hidden.saturating_sub(q * V::LANES).min(V::LANES)
     }
 
@@ -595,7 +601,7 @@ mod x86 {
 
 #[cfg(target_arch = "x86_64")]
 #[path = "gated_single_vectors.rs"]
-mod vectors;
+pub(crate) mod vectors;
 
 #[cfg(test)]
 #[path = "gated_single_tests.rs"]

@@ -16,7 +16,7 @@ use crate::sim::fast_tanh::Tanh;
 use std::arch::x86_64::*;
 
 /// A vector of f32 or f64 lanes.
-pub(super) trait Vector: Copy {
+pub(crate) trait Vector: Copy {
     /// The lane type.
     type E: Copy;
     const LANES: usize;
@@ -56,11 +56,11 @@ pub(super) trait Vector: Copy {
 
 /// 16 lanes, AVX-512 F/VL/DQ + FMA.
 #[derive(Clone, Copy)]
-pub(super) struct V512(__m512);
+pub(crate) struct V512(__m512);
 
 /// 8 lanes, AVX2 + FMA.
 #[derive(Clone, Copy)]
-pub(super) struct V256(__m256);
+pub(crate) struct V256(__m256);
 
 impl Vector for V512 {
     type E = f32;
@@ -198,7 +198,7 @@ impl Vector for V256 {
 
 /// 8 f64 lanes, AVX-512 F/VL/DQ + FMA.
 #[derive(Clone, Copy)]
-pub(super) struct V512d(__m512d);
+pub(crate) struct V512d(__m512d);
 
 /// Vectors of f64 per tick that `V512d::act_gates` takes (5 gate blocks × 4 vectors: hidden
 /// `F64_MAX_HIDDEN`).
