@@ -221,69 +221,44 @@ fn input_rows_hoisted_over_several_passes_equal_the_per_sequence_engine() {
 
 #[test]
 fn one_sequence_of_small_layers_in_registers_equals_the_per_sequence_engine() {
-    // batch 1 (and one sequence per thread) in f32 runs `gated_single` when every layer's
-    // hidden size is at most 64: sizes around its vectors of 16, every cell, all
-    // activations, both fma settings (check_with), and a 3-layer stack over several chunks
-    let plan_of = |net: &Stack| StackPlan::<f32>::new(net).unwrap();
-    let registers = |plan: &StackPlan<f32>, ns: usize| {
-        let lanes: Vec<Arc<GatedLanes<f32>>> = plan.layers.iter().map(|l| if let LayerPlan::Gated(g) = l { lanes_of(g) } else { unreachable!() }).collect();
-        single_layers(&lanes, ns, 1).is_some()
-    };
-    for (i, h) in [1, 7, 16, 17, 33, 48, 64].into_iter().enumerate() {
-        for kind in ["lstm", "gru", "doubling_lstm"] {
-            let net = Stack::new(kind, vec![gated(kind, h, 3, 100 + i as u64, &[])]).unwrap();
-            assert_eq!(registers(&plan_of(&net), 1), gated_single::available(), "{kind} {h}");
-            assert!(!registers(&plan_of(&net), 2));
-            check::<f32>(&net, 1, 40, 7 + i as u64);
-            // one sequence per thread
-            check::<f32>(&net, 2, 9, 8 + i as u64);
-        }
-    }
-    let wide = Stack::new("lstm", vec![gated("lstm", 65, 3, 1, &[])]).unwrap();
-    assert!(!registers(&plan_of(&wide), 1), "hidden 65 runs on the tiles");
-    let acts = ["identity", "relu", "slu", "step", "tanh", "sigmoid", "sign", "sat_sigmoid"];
-    for (i, a) in acts.iter().enumerate() {
-        let b = acts[(i + 3) % acts.len()];
-        let lstm = gated("lstm", 9, 2, 30 + i as u64, &[("gate", a), ("candidate", b), ("output", acts[(i + 5) % acts.len()])]);
-        check::<f32>(&Stack::new("lstm", vec![lstm]).unwrap(), 1, 25, 40 + i as u64);
-        let gru = gated("gru", 9, 2, 50 + i as u64, &[("gate", a), ("candidate", b)]);
-        check::<f32>(&Stack::new("gru", vec![gru]).unwrap(), 1, 25, 60 + i as u64);
-    }
-    let deep = Stack::new("stacked", vec![gated("gru", 20, 4, 1, &[]), gated("doubling_lstm", 5, 20, 2, &[]), gated("lstm", 16, 5, 3, &[])]).unwrap();
-    assert!(registers(&plan_of(&deep), 1) == gated_single::available());
-    check::<f32>(&deep, 1, 1300, 90);
+    // batch 1 (and one sequence per thread) runs `gated_single` when every layer's hidden
+    // size is at most 64 in f32 (16 or 8 lanes) or 32 in f64 (8 lanes, AVX-512; its tanh/σ
+    // gathered per kind and tick, `V512d::act_gates`): sizes around the vectors, every cell,
+    // all activations, both fma settings (check_with), and a 3-layer stack over several chunks
+    in_registers::<f32>(&[1, 7, 16, 17, 33, 48, 64], 65, gated_single::available(), 0);
+    in_registers::<f64>(&[1, 7, 8, 9, 16, 23, 32], 33, crate::sim::cpu::avx512(), 100);
 }
 
-#[test]
-fn one_sequence_of_small_layers_in_f64_registers_equals_the_per_sequence_engine() {
-    // f64 runs `gated_single` on 8 lanes with AVX-512 when every layer's hidden size is at
-    // most 32; its tanh/σ gathered per kind and tick (`V512d::act_gates`): sizes around its
-    // vectors of 8, every cell, all activations, both fma settings, a stack over chunks
-    let plan_of = |net: &Stack| StackPlan::<f64>::new(net).unwrap();
-    let registers = |plan: &StackPlan<f64>, ns: usize| {
-        let lanes: Vec<Arc<GatedLanes<f64>>> = plan.layers.iter().map(|l| if let LayerPlan::Gated(g) = l { lanes_of(g) } else { unreachable!() }).collect();
+/// The register kernel's cases in format F: hidden sizes `sizes` run there when `able`,
+/// `over` does not; seeds from `seed`.
+fn in_registers<F: LaneFormat + Scalar>(sizes: &[usize], over: usize, able: bool, seed: u64) {
+    let plan_of = |net: &Stack| StackPlan::<F>::new(net).unwrap();
+    let registers = |plan: &StackPlan<F>, ns: usize| {
+        let lanes: Vec<Arc<GatedLanes<F::C>>> = plan.layers.iter().map(|l| if let LayerPlan::Gated(g) = l { lanes_of(g) } else { unreachable!() }).collect();
         single_layers(&lanes, ns, 1).is_some()
     };
-    let able = crate::sim::cpu::avx512();
-    for (i, h) in [1, 7, 8, 9, 16, 23, 32].into_iter().enumerate() {
+    for (i, &h) in sizes.iter().enumerate() {
+        let i = i as u64 + seed;
         for kind in ["lstm", "gru", "doubling_lstm"] {
-            let net = Stack::new(kind, vec![gated(kind, h, 3, 200 + i as u64, &[])]).unwrap();
-            assert_eq!(registers(&plan_of(&net), 1), able, "{kind} {h}");
-            check::<f64>(&net, 1, 40, 17 + i as u64);
-            check::<f64>(&net, 2, 9, 18 + i as u64);
+            let net = Stack::new(kind, vec![gated(kind, h, 3, 100 + i, &[])]).unwrap();
+            assert_eq!(registers(&plan_of(&net), 1), able, "{} {kind} {h}", F::NAME);
+            assert!(!registers(&plan_of(&net), 2));
+            check::<F>(&net, 1, 40, 7 + i);
+            // one sequence per thread
+            check::<F>(&net, 2, 9, 8 + i);
         }
     }
-    let wide = Stack::new("lstm", vec![gated("lstm", 33, 3, 1, &[])]).unwrap();
-    assert!(!registers(&plan_of(&wide), 1), "hidden 33 runs on the tiles in f64");
+    let wide = Stack::new("lstm", vec![gated("lstm", over, 3, 1, &[])]).unwrap();
+    assert!(!registers(&plan_of(&wide), 1), "{} hidden {over} runs on the tiles", F::NAME);
     let acts = ["identity", "relu", "slu", "step", "tanh", "sigmoid", "sign", "sat_sigmoid"];
     for (i, a) in acts.iter().enumerate() {
-        let b = acts[(i + 3) % acts.len()];
-        let lstm = gated("lstm", 9, 2, 70 + i as u64, &[("gate", a), ("candidate", b), ("output", acts[(i + 5) % acts.len()])]);
-        check::<f64>(&Stack::new("lstm", vec![lstm]).unwrap(), 1, 25, 80 + i as u64);
-        let gru = gated("gru", 9, 2, 90 + i as u64, &[("gate", a), ("candidate", b)]);
-        check::<f64>(&Stack::new("gru", vec![gru]).unwrap(), 1, 25, 100 + i as u64);
+        let (b, i) = (acts[(i + 3) % acts.len()], i as u64 + seed);
+        let lstm = gated("lstm", 9, 2, 30 + i, &[("gate", a), ("candidate", b), ("output", acts[(i as usize + 5) % acts.len()])]);
+        check::<F>(&Stack::new("lstm", vec![lstm]).unwrap(), 1, 25, 40 + i);
+        let gru = gated("gru", 9, 2, 50 + i, &[("gate", a), ("candidate", b)]);
+        check::<F>(&Stack::new("gru", vec![gru]).unwrap(), 1, 25, 60 + i);
     }
     let deep = Stack::new("stacked", vec![gated("gru", 20, 4, 1, &[]), gated("doubling_lstm", 5, 20, 2, &[]), gated("lstm", 16, 5, 3, &[])]).unwrap();
     assert!(registers(&plan_of(&deep), 1) == able);
-    check::<f64>(&deep, 1, 1300, 91);
+    check::<F>(&deep, 1, 1300, 90 + seed);
 }
