@@ -35,6 +35,7 @@ use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cancel::Control;
 use crate::sim::float_engine::FloatPlan;
 use crate::sim::rnn_single::AnyRnn;
+use crate::sim::same_type;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::{BatchSpec, FloatBatch};
 use crate::sim::tile_kernel::{affine, Packed, Term};
@@ -197,19 +198,18 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
             finish(by_len[done], prev, &mut out);
             done += 1;
         }
-        let xt = &xl[(first * t_max + t) * n..];
+        let x = Term { w: &w.wx, z: &xl[(first * t_max + t) * n..], ldz: t_max * n };
+        let h = Term { w: &w.v, z: prev, ldz: up };
         if let Some(single) = single {
             // one sequence on one thread, a small layer: in registers (`rnn_single`)
-            single.tick(xt, prev, cur, spec.fma);
+            single.tick(x.z, prev, cur, spec.fma);
         } else if team > 1 {
-            let (x, h) = (Term { w: &w.wx, z: xt, ldz: t_max * n }, Term { w: &w.v, z: prev, ldz: up });
             affine_split::<F>(&mut [Map { bias: &w.b, terms: &[x, h], ns, out: &mut *cur }], spec.fma, team);
             match team.min(ns) {
                 1 => activate_rows(cur),
                 parts => row_parts(cur, up, parts).into_par_iter().for_each(|(_, rows)| activate_rows(rows)),
             }
         } else {
-            let (x, h) = (Term { w: &w.wx, z: xt, ldz: t_max * n }, Term { w: &w.v, z: prev, ldz: up });
             affine::<F>(&w.b, &[x, h], ns, cur, spec.fma);
             activate_rows(cur);
         }
@@ -276,18 +276,12 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     Ok(res)
 }
 
-fn same_type_slice<F: 'static, G: 'static>(s: &[F]) -> &[G] {
-    assert_eq!(std::any::TypeId::of::<F>(), std::any::TypeId::of::<G>());
-    // SAFETY: F and G are the same type (checked above), so the slice is reinterpreted as itself.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<G>(), s.len()) }
-}
-
 /// The lock-step run when `F` is a builtin format (f64, f32, f16, bf16), else None (custom
 /// formats run sequence by sequence).
 pub fn try_lockstep<F: Float>(plan: &FloatPlan<F>, xs: &[F], h0: Option<&[F]>, spec: &BatchSpec, ctl: &Control) -> Option<SimResult<FloatBatch<F>>> {
     fn go<F: Float, G: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Option<&[F]>, spec: &BatchSpec, ctl: &Control) -> Option<SimResult<FloatBatch<F>>> {
         let p = (plan as &dyn Any).downcast_ref::<FloatPlan<G>>()?;
-        let r = run_batch_lockstep::<G>(p, same_type_slice(xs), h0.map(same_type_slice), spec, ctl);
+        let r = run_batch_lockstep::<G>(p, same_type::slice(xs), h0.map(same_type::slice), spec, ctl);
         Some(r.map(|b| *(Box::new(b) as Box<dyn Any>).downcast::<FloatBatch<F>>().expect("F is G")))
     }
     go::<F, f32>(plan, xs, h0, spec, ctl)

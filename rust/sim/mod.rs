@@ -7,6 +7,7 @@ pub mod activation_avx512;
 pub mod activation_f64;
 #[cfg(target_arch = "x86_64")]
 pub mod activation_f64_staged;
+#[cfg(target_arch = "x86_64")]
 pub mod activation_f64_vectors;
 pub mod activation_f64_quick;
 pub mod approx_activation;
@@ -26,6 +27,7 @@ pub mod plan_cache;
 pub mod pool;
 pub mod rnn_single;
 pub mod run;
+pub mod same_type;
 #[cfg(target_arch = "x86_64")]
 pub mod simd_round;
 pub mod ticker;

@@ -18,7 +18,7 @@
 
 use crate::net::activation::Activation;
 use crate::sim::float_engine::FloatPlan;
-use std::any::{Any, TypeId};
+use std::any::Any;
 
 /// Largest hidden size run here, f32 (4 vectors of 16) and f64 (4 vectors of 8).
 pub const MAX_HIDDEN_F32: usize = 64;
@@ -79,74 +79,49 @@ fn pack<E: crate::num::float::Float + Copy>(p: &FloatPlan<E>, lanes: usize, max:
     Some(RnnLayer { d, n, q, act: p.activation, wx: padded(&p.wt, n), v: padded(&p.vt, d), b })
 }
 
-fn cast<A: 'static, B: 'static>(s: &[A]) -> &[B] {
-    assert_eq!(TypeId::of::<A>(), TypeId::of::<B>());
-    // SAFETY: A and B are the same type (checked above).
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<B>(), s.len()) }
-}
-
-fn cast_mut<A: 'static, B: 'static>(s: &mut [A]) -> &mut [B] {
-    assert_eq!(TypeId::of::<A>(), TypeId::of::<B>());
-    // SAFETY: as above.
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<B>(), s.len()) }
-}
-
 impl AnyRnn {
     /// One tick: h_t into `out` (its first d values) from the inputs `x` (n values) and
-    /// h_{t−1} (`h`, d values), all of the layer's lane type C (f32 or f64: asserted).
+    /// h_{t−1} (`h`, d values), all of the layer's lane type C (f32 or f64: checked by
+    /// `same_type`).
     pub fn tick<C: 'static>(&self, x: &[C], h: &[C], out: &mut [C], fma: bool) {
-        match self {
-            AnyRnn::F32(l) => l.tick(cast(x), cast(h), cast_mut(out), fma),
-            AnyRnn::F64(l) => l.tick(cast(x), cast(h), cast_mut(out), fma),
-        }
-    }
-}
-
-impl<E: 'static> RnnLayer<E> {
-    fn tick(&self, x: &[E], h: &[E], out: &mut [E], fma: bool) {
-        assert!(x.len() >= self.n && h.len() >= self.d && out.len() >= self.d);
         #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: `pack_any` made the layer only with AVX-512; the slices hold what the
-            // tick reads and writes (asserted; `out` through masked stores of d values).
-            unsafe { x86::tick(self, x.as_ptr(), h.as_ptr(), out.as_mut_ptr(), fma) }
+        use crate::sim::same_type;
+        #[cfg(target_arch = "x86_64")]
+        match self {
+            AnyRnn::F32(l) => x86::tick::<x86::V512>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
+            AnyRnn::F64(l) => x86::tick::<x86::V512d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
         }
         #[cfg(not(target_arch = "x86_64"))]
-        unreachable!("pack_any makes no layer off x86-64")
+        {
+            let _ = (x, h, out, fma);
+            unreachable!("pack_any makes no layer off x86-64")
+        }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::RnnLayer;
-    use crate::sim::cells::gated_single::vectors::{Vector, V512, V512d};
+    pub(super) use crate::sim::cells::gated_single::vectors::{Vector, V512, V512d};
     use crate::sim::cells::gated_single::x86::{accumulate, affine, live, Memory};
-    use std::any::Any;
 
-    /// `RnnLayer::tick` on the layer's vectors (f32: 16 lanes, f64: 8).
-    pub(super) unsafe fn tick<E: 'static>(l: &RnnLayer<E>, x: *const E, h: *const E, out: *mut E, fma: bool) {
-        macro_rules! go {
-            ($v:ty, $l:expr) => {{
-                let (x, h, out) = (x.cast(), h.cast(), out.cast());
-                match (l.q, fma) {
-                    (1, true) => tick_512::<$v, 1, true>($l, x, h, out),
-                    (2, true) => tick_512::<$v, 2, true>($l, x, h, out),
-                    (3, true) => tick_512::<$v, 3, true>($l, x, h, out),
-                    (_, true) => tick_512::<$v, 4, true>($l, x, h, out),
-                    (1, false) => tick_512::<$v, 1, false>($l, x, h, out),
-                    (2, false) => tick_512::<$v, 2, false>($l, x, h, out),
-                    (3, false) => tick_512::<$v, 3, false>($l, x, h, out),
-                    (_, false) => tick_512::<$v, 4, false>($l, x, h, out),
-                }
-            }};
-        }
-        let any = l as &dyn Any;
-        if let Some(l) = any.downcast_ref::<RnnLayer<f32>>() {
-            go!(V512, l)
-        } else if let Some(l) = any.downcast_ref::<RnnLayer<f64>>() {
-            go!(V512d, l)
-        } else {
-            unreachable!("layers are f32 or f64")
+    /// `AnyRnn::tick` on the layer's vectors V (16 f32 or 8 f64 lanes).
+    pub(super) fn tick<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], h: &[V::E], out: &mut [V::E], fma: bool) {
+        assert!(crate::sim::cpu::avx512() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
+        let (x, h, out) = (x.as_ptr(), h.as_ptr(), out.as_mut_ptr());
+        // SAFETY: the CPU has AVX-512 F/VL/DQ and FMA, and the slices hold what the tick reads
+        // and writes (asserted; `out` through masked stores of d values).
+        unsafe {
+            match (l.q, fma) {
+                (1, true) => tick_512::<V, 1, true>(l, x, h, out),
+                (2, true) => tick_512::<V, 2, true>(l, x, h, out),
+                (3, true) => tick_512::<V, 3, true>(l, x, h, out),
+                (_, true) => tick_512::<V, 4, true>(l, x, h, out),
+                (1, false) => tick_512::<V, 1, false>(l, x, h, out),
+                (2, false) => tick_512::<V, 2, false>(l, x, h, out),
+                (3, false) => tick_512::<V, 3, false>(l, x, h, out),
+                (_, false) => tick_512::<V, 4, false>(l, x, h, out),
+            }
         }
     }
 

@@ -12,6 +12,7 @@
 use super::{GateSplit, Packed, Term, KC, L2_BUDGET, MAX_TERMS, MR};
 use crate::sim::lanes::{LaneFormat, Rounding};
 use crate::sim::simd_round::{round_bf16_grid, round_f16_grid};
+use crate::sim::same_type;
 use crate::sim::tile_rows::{unaliased, Scratch};
 use std::arch::x86_64::*;
 use std::ops::Range;
@@ -676,15 +677,9 @@ fn cast<A: 'static, B: 'static>(p: &Packed<A>) -> &Packed<B> {
     unsafe { &*(p as *const Packed<A>).cast::<Packed<B>>() }
 }
 
-fn cast_slice<A: 'static, B: 'static>(s: &[A]) -> &[B] {
-    assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
-    // SAFETY: as above.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<B>(), s.len()) }
-}
-
 fn cast_terms<'a, 'b, A: 'static, B: 'static>(t: &'b [Term<'a, A>]) -> &'b [Term<'a, B>] {
     assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
-    // SAFETY: as above (Term<A> and Term<B> are the same type).
+    // SAFETY: A and B are the same type (checked above), so Term<A> is Term<B>.
     unsafe { std::slice::from_raw_parts(t.as_ptr().cast::<Term<'a, B>>(), t.len()) }
 }
 
@@ -709,7 +704,7 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
     if native_f16 {
         // SAFETY: the whole of `acc` (all panels) is the caller's for the call.
         let acc = std::slice::from_raw_parts_mut(acc.cast::<f32>(), ns * terms[0].w.up);
-        super::tile_f16::affine(bias.map(cast_slice), cast_terms(terms), ns, acc, fma);
+        super::tile_f16::affine(bias.map(same_type::slice), cast_terms(terms), ns, acc, fma);
         return Some(());
     }
     let pw = terms.first()?.w.pw;
@@ -763,7 +758,7 @@ pub(super) fn avx2_tiles<F: LaneFormat>() -> bool {
 fn bf16_products_exact<C: 'static>(terms: &[Term<'_, C>], ns: usize) -> bool {
     use super::tile_avx2 as y;
     terms.iter().filter(|t| t.w.k > 0).all(|t| {
-        let (w, z): (&Packed<f32>, &[f32]) = (cast(t.w), cast_slice(t.z));
+        let (w, z): (&Packed<f32>, &[f32]) = (cast(t.w), same_type::slice(t.z));
         let wm = *w.magnitudes.get_or_init(|| y::magnitudes(&w.data, 1, w.data.len(), 0));
         y::bf16_products_exact(wm, y::magnitudes(z, ns, w.k, t.ldz))
     })
@@ -799,12 +794,12 @@ unsafe fn run<F: LaneFormat, O: Ops>(bias: Option<&[F::C]>, terms: &[Term<'_, F:
 where
     O::C: 'static,
 {
-    let mut t: [TermRef<'_, O::C>; MAX_TERMS] = [(cast(terms[0].w), cast_slice(terms[0].z), 0); MAX_TERMS];
+    let mut t: [TermRef<'_, O::C>; MAX_TERMS] = [(cast(terms[0].w), same_type::slice(terms[0].z), 0); MAX_TERMS];
     for (dst, src) in t.iter_mut().zip(terms) {
-        *dst = (cast(src.w), cast_slice(src.z), src.ldz);
+        *dst = (cast(src.w), same_type::slice(src.z), src.ldz);
     }
     let gates = gates.map(|g| GateStore { addend: g.addend.cast::<O::C>(), addend_ld: g.addend_ld, pre: g.pre.cast::<O::C>(), hsz: g.hsz, units: g.units, region: g.region });
-    drive(bias.map(cast_slice), &t[..terms.len()], ns, acc.cast::<O::C>(), gates, fma, panels)
+    drive(bias.map(same_type::slice), &t[..terms.len()], ns, acc.cast::<O::C>(), gates, fma, panels)
 }
 
 /// The f32-lane (emulated rounding) f16 tile, for comparing with the native one.

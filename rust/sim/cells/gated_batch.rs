@@ -28,6 +28,7 @@ use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, 
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::cells::gated_single::{self, AnyLayer, Elem, LayerState, RegLayer};
+use crate::sim::same_type;
 use crate::sim::cells::gated_pointwise::{gate_regions, gru_block, lstm_block, regions, GateRows};
 use crate::sim::cells::run::{CellBatch, Starts};
 use crate::sim::cells::{LayerPlan, StackPlan};
@@ -299,13 +300,13 @@ fn finish<F: LaneFormat + Scalar>(mut out: BlockOut<'_, F>, layers: &[LayerBlock
 #[allow(clippy::too_many_arguments)]
 fn run_single<E: Elem, C: 'static, F: 'static>(single: &[&AnyLayer], layers: &mut [LayerBlock<C>], x: &[C], n: usize, len: usize, states: Option<&mut [MaybeUninit<F>]>, cells: Option<&mut [MaybeUninit<F>]>, fma: bool, ctl: &Control) -> SimResult<()> {
     let typed: Vec<&RegLayer<E>> = single.iter().map(|l| l.get::<E>()).collect::<Option<_>>().expect("every layer of a stack has the same lane type");
-    let mut state: Vec<LayerState<'_, E>> = layers.iter_mut().map(|lb| LayerState { h: cast_mut(&mut lb.h), c: cast_mut(&mut lb.c) }).collect();
-    gated_single::run(&typed, cast_slice(x), n, len, &mut state, states.map(cast_mut), cells.map(cast_mut), fma, ctl)
+    let mut state: Vec<LayerState<'_, E>> = layers.iter_mut().map(|lb| LayerState { h: same_type::slice_mut(&mut lb.h), c: same_type::slice_mut(&mut lb.c) }).collect();
+    gated_single::run(&typed, same_type::slice(x), n, len, &mut state, states.map(same_type::slice_mut), cells.map(same_type::slice_mut), fma, ctl)
 }
 
 /// Every layer's `gated_single` weights when a block of `ns` sequences on a team of `team`
-/// runs there: one sequence on one thread, every layer packed for it (f32, hidden ≤
-/// `gated_single::MAX_HIDDEN`), and the CPU able.
+/// runs there: one sequence on one thread, and every layer packed for it
+/// (`gated_single::pack_any`: f32 or f64, a hidden size that fits, the CPU able).
 fn single_layers<C>(lanes: &[Arc<GatedLanes<C>>], ns: usize, team: usize) -> Option<Vec<&AnyLayer>> {
     if ns != 1 || team != 1 {
         return None;
@@ -376,7 +377,7 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
 pub fn try_lockstep<S: Scalar>(plan: &StackPlan<S>, xs: &[S], starts: &Starts<S>, spec: &BatchSpec, ctl: &Control) -> Option<SimResult<CellBatch<S>>> {
     fn go<S: Scalar, G: LaneFormat + Scalar>(plan: &StackPlan<S>, xs: &[S], starts: &Starts<S>, spec: &BatchSpec, ctl: &Control) -> Option<SimResult<CellBatch<S>>> {
         let p = (plan as &dyn Any).downcast_ref::<StackPlan<G>>()?;
-        let xs: &[G] = cast_slice(xs);
+        let xs: &[G] = same_type::slice(xs);
         let st = (starts as &dyn Any).downcast_ref::<Starts<G>>()?;
         let r = run_lockstep::<G>(p, xs, st, spec, ctl)?;
         Some(r.map(|b| *(Box::new(b) as Box<dyn Any>).downcast::<CellBatch<S>>().expect("S is G")))
@@ -385,18 +386,6 @@ pub fn try_lockstep<S: Scalar>(plan: &StackPlan<S>, xs: &[S], starts: &Starts<S>
         .or_else(|| go::<S, f64>(plan, xs, starts, spec, ctl))
         .or_else(|| go::<S, half::f16>(plan, xs, starts, spec, ctl))
         .or_else(|| go::<S, half::bf16>(plan, xs, starts, spec, ctl))
-}
-
-fn cast_slice<A: 'static, B: 'static>(s: &[A]) -> &[B] {
-    assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
-    // SAFETY: A and B are the same type (checked above).
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<B>(), s.len()) }
-}
-
-fn cast_mut<A: 'static, B: 'static>(s: &mut [A]) -> &mut [B] {
-    assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
-    // SAFETY: A and B are the same type (checked above).
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<B>(), s.len()) }
 }
 
 #[cfg(test)]

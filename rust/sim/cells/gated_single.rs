@@ -72,6 +72,8 @@ pub trait Elem: Copy + Default + Send + Sync + 'static {
     fn available() -> bool;
     /// Lanes per vector on this CPU.
     fn lanes() -> usize;
+    /// Whether this CPU runs vectors of `lanes` of this type.
+    fn width_available(lanes: usize) -> bool;
     /// The largest hidden size run here.
     const MAX_HIDDEN: usize;
     /// `run_layer` on this type's vectors.
@@ -89,6 +91,9 @@ impl Elem for f32 {
     fn lanes() -> usize {
         if crate::sim::cpu::avx512() { 16 } else { 8 }
     }
+    fn width_available(lanes: usize) -> bool {
+        if lanes == 16 { crate::sim::cpu::avx512() } else { crate::sim::cpu::avx2_fma() }
+    }
     const MAX_HIDDEN: usize = MAX_HIDDEN;
     unsafe fn run_layer(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32, fma: bool) {
         run_layer(l, x, ldx, ticks, h, c, hs, cs, fma)
@@ -101,6 +106,9 @@ impl Elem for f64 {
     }
     fn lanes() -> usize {
         8
+    }
+    fn width_available(_: usize) -> bool {
+        crate::sim::cpu::avx512()
     }
     const MAX_HIDDEN: usize = F64_MAX_HIDDEN;
     unsafe fn run_layer(l: &RegLayer<f64>, x: *const f64, ldx: usize, ticks: usize, h: &mut [f64], c: &mut [f64], hs: *mut f64, cs: *mut f64, fma: bool) {
@@ -189,8 +197,7 @@ pub struct LayerState<'a, E> {
 /// the caller fills the rest).
 #[allow(clippy::too_many_arguments)]
 pub fn run<E: Elem>(layers: &[&RegLayer<E>], x: &[E], ldx: usize, len: usize, state: &mut [LayerState<'_, E>], states: Option<&mut [MaybeUninit<E>]>, cells: Option<&mut [MaybeUninit<E>]>, fma: bool, ctl: &Control) -> SimResult<()> {
-    use crate::sim::cpu;
-    assert!(E::available() && layers.iter().all(|l| if l.lanes == 16 || std::any::TypeId::of::<E>() == std::any::TypeId::of::<f64>() { cpu::avx512() } else { cpu::avx2_fma() }), "the caller checks Elem::available()");
+    assert!(layers.iter().all(|l| E::width_available(l.lanes)), "the caller checks Elem::available()");
     let top = layers.len() - 1;
     let htop = layers[top].hidden;
     assert!(states.as_ref().is_none_or(|s| s.len() >= len * htop) && cells.as_ref().is_none_or(|s| s.len() >= len * htop));
