@@ -114,7 +114,7 @@ pub(crate) fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
 
 /// (a·b, error), exact.
 #[inline(always)]
-fn two_prod<const FMA: bool>(a: f64, b: f64) -> (f64, f64) {
+pub(crate) fn two_prod<const FMA: bool>(a: f64, b: f64) -> (f64, f64) {
     let p = a * b;
     if FMA {
         (p, a.mul_add(b, -p))

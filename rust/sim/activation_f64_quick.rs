@@ -1,66 +1,70 @@
 //! The first tier of `activation_f64`: tanh and σ in fewer operations than the
-//! double-double evaluation, accurate to about 2^−61, then Ziv's test at a bound twice the
-//! analysis's. Values it cannot decide (about 1% of σ's and of tanh's, at most about 4% near
-//! |x| = 0.08, where tanh's two evaluations below meet) go to the double-double tier, and from there to
-//! the exact computation: the results are the correctly rounded values either way.
+//! double-double evaluation, accurate to about 2^−70, then Ziv's test at a bound twice the
+//! analysis's. Values it cannot decide (about one in 10^4; at most about one in 10^3 near
+//! |x| = 2^−7, where tanh's two evaluations below meet) go to the double-double tier, and
+//! from there to the exact computation: the results are the correctly rounded values
+//! either way.
 //!
-//! * e^y for y ∈ [−680, 0] with `activation_f64`'s table (n = 512k + j, r = y − n·ln 2/512):
-//!   r = (y − n·c1) − n·c2 (the first subtraction exact; error ≤ 2^−64, |r| < 2^−10.5),
-//!   P = r + r²·(1/2 + r/6 + … + r⁵/5040) (truncation below 2^−85; the last rounding
-//!   ≤ 2^−64), B = th·P + (tl + tl·P) (|B| < 2^−9.5: rounding ≤ 2^−63, twice without FMA),
-//!   E = th + B normalised (exact: |B| < th). Error of E relative to E ≥ 1:
-//!   th·(2^−64 + 2^−64) + 2^−63 (+ 2^−63) ≤ 2^−61. e^y = 2^k·E (exact scaling; below
-//!   y = −680 the low part would become subnormal).
-//! * σ(x) = 1/(1 + e) or e/(1 + e), e = e^−|x|, d = 1 + e as a pair (`fast_two_sum`, then
-//!   the low parts added: rounding below 2^−104), the quotient by `activation_f64::div_dd`
-//!   (~2^−103). The relative error of e carries over at most once: ≤ 2^−61. Ziv's test:
-//!   2^−60.
-//! * tanh(a) = −m/(2 + m), m = e^{−2a} − 1 = 2^k·(E − 2^−k), for k ∈ {0, −1} as
-//!   2^k·((th − 2^−k) + B) (th − 2^−k exact, and |th − 2^−k| ≥ |B| or 0: no error in the
-//!   sum), else 2^k·E − 1. Either way |δm| ≤ 2^k·2^−61 = s·2^−61 (s = 2^k), plus, when
-//!   k ≤ −2, the rounding of the low parts' sum (≤ 2^−105: small against |m| > 1/2, but not
-//!   against s·2^−61 once k < −44). The relative error of −m/(2 + m) is
-//!   |δm|·2/(|m|·(2 + m)), and 2 + m ≥ 1 is a pair rounded below 2^−104, so the analysis
-//!   gives s·2^−60/(|m|·(2 + m)) + 2^−101 and Ziv's test uses twice that. Small a makes |m|
-//!   small and the bound wide (2^−61/a relative), so below a = [`TANH_SERIES_BELOW`] the odd
-//!   series is used instead:
-//! * tanh(a) = a + a³·P(a²) for a < 0.083, P = Σ c_i z^{i−1}, i = 1..8, the Taylor
-//!   coefficients of tanh (−1/3, 2/15, −17/315, …: truncation below 2^−76 relative at
-//!   a = 0.083, measured at 300 bits). z = a², a³ = a·z, corr = a³·P and P's Horner steps are
-//!   each rounded once or twice; c_1 = −1/3 is off by 2^−53.4 relative; the later steps'
-//!   errors are scaled by z ≤ 2^−7.1. So corr is within 4.8·2^−53 ≈ 2^−50.7 of a³·P
-//!   relative, and tanh(a) = fast_two_sum(a, corr) adds no error; relative to tanh(a) ≥
-//!   a(1 − z/3) that is at most 2^−50.7·1.006·z/3 ≤ z·2^−52.2, plus the truncation.
-//!   Ziv's test uses z·2^−51 + 2^−75 (twice that). The two bounds cross near a = 1/12:
-//!   2^−51·a² = 2^−62/a (s = ½ there).
+//! * e^y for y ∈ [−680, 0] with `activation_f64`'s table (n = 512k + j, r = y − n·ln 2/512,
+//!   |r| < 2^−10.5) as E = th + A + L (not normalised), e^y = 2^k·E:
+//!   - r as a pair: t = y − n·c1 (exact), rh = t − n·c2 (one FMA), rl = (t − rh) − n·c2
+//!     (t − rh is exact by Sterbenz when |n·c2| ≤ |t|/2; otherwise |t| < 2|n·c2| ≤ 2^−22.1
+//!     and its rounding is below 2^−75). With the dropped n·c3 (≤ 2^−76 for |n| ≤ 2^19, y ≥
+//!     −680), |rh + rl − r| ≤ 2^−74; for tanh (y ≥ −40, |n| < 2^15) ≤ 2^−79.
+//!   - e^r − 1 = rh + Pl + rl·rh + …, Pl = rh²·q + rl, q = 1/2 + rh/6 + … + rh⁵/5040
+//!     (Horner, last step rounded ≤ 2^−54; truncation below 2^−99): Pl's roundings (rh²
+//!     2^−75, q 2^−75, the FMA 2^−76) and the dropped rl·rh (≤ 2^−74.5).
+//!   - E = T_j(1 + P) = th + th·rh + (th·Pl + tl + tl·rh) (+ tl·Pl ≤ 2^−75, dropped), with
+//!     th·rh = A + Ae exactly (two_prod) and L = th·Pl + ((tl + tl·rh) + Ae) (|L| < 2^−21,
+//!     rounding ≤ 2^−75; the inner sums' below 2^−104).
+//!
+//!   The error of E, th ∈ [1, 2) multiplying r's and Pl's: 2·(2^−74 + 2^−74.5 + 3·2^−75) +
+//!   2·2^−75 ≤ 2^−71.3 (σ), with tanh's r: ≤ 2^−71.8. (Before session 30 the tier rounded
+//!   r and P to one double each, 2^−61: 1% of σ's and 2.3% of tanh's values on (−1, 1) went
+//!   to the double-double tier, a third of tanh's time there.)
+//! * σ(x) = 1/(1 + e) or e/(1 + e), e = e^−|x|: th + A (an exact pair), its low part plus L
+//!   (rounding ≤ 2^−74.4 relative to E ≥ 1), normalised and scaled by 2^k; d = 1 + e as a
+//!   pair (`fast_two_sum`, then the low parts added: ≤ 2^−104); the quotient by
+//!   `activation_f64::div_dd` (~2^−103). The relative error of e carries over at most once:
+//!   ≤ 2^−71.3 + 2^−74.4 + 2^−103 < 2^−70.5. Ziv's test: 2^−69.
+//! * tanh(a) = −m/(2 + m), m = e^{−2a} − 1 = 2^k·(E − 2^−k), s = 2^k: for k ∈ {0, −1} as
+//!   s·((th − 2^−k) + A + L), where th − 2^−k is exact and either 0 (n = 0) or of
+//!   magnitude ≥ 2 − 2^{511/512} > 2^−8.5 > |A|, so (th − 2^−k) + A is an exact pair; else
+//!   as (−1 + s·(th + A)) + s·L (th + A exact; −1 + s·eh exact as a pair, s·eh ≤ ½). Either
+//!   way the low parts' sum is rounded (≤ s·2^−75, and for k ≤ −2 also 2^−106) and the pair
+//!   normalised (`fast_two_sum`), so |δm| ≤ s·2^−71.4 + 2^−106. The relative error of
+//!   −m/(2 + m) is |δm|·2/(|m|·(2 + m)), and 2 + m ≥ 1 is a pair rounded below 2^−104, so
+//!   the analysis gives s·2^−70.4/(|m|·(2 + m)) + 2^−101 and Ziv's test uses twice that
+//!   (rounded up: 2^−69). Small a makes |m| ≈ 2a small and the bound wide (2^−73/a
+//!   relative, s = ½), so below a = [`TANH_SERIES_BELOW`] the odd series is used instead:
+//! * tanh(a) = a + a³·P(a²) for a < 2^−7, P = Σ c_i z^{i−1}, i = 1..5, the Taylor
+//!   coefficients of tanh (−1/3, 2/15, −17/315, 62/2835, −1382/155925; the first dropped
+//!   term, c_6·z^5 relative to a³, is below 2^−91). z = a², a³ = a·z, corr = a³·P and P's
+//!   Horner steps are each rounded once or twice; c_1 = −1/3 is off by 2^−53.4 relative;
+//!   the later steps' errors are scaled by z ≤ 2^−14. So corr is within 4.8·2^−53 ≈
+//!   2^−50.7 of a³·P relative, and tanh(a) = fast_two_sum(a, corr) adds no error; relative
+//!   to tanh(a) ≥ a(1 − z/3) that is at most 2^−50.7·1.006·z/3 ≤ z·2^−52.2, plus the
+//!   truncation. Ziv's test uses z·2^−51 + 2^−90 (twice that). The two bounds cross near
+//!   a = 2^−7: 2^−52.2·a² = 2^−73/a at a = 2^−6.9 (both ~2^−66 there).
 
-use crate::sim::activation_f64::{div_dd, div_dd_and_inverse, fast_two_sum, table_parts, Consts};
+use crate::sim::activation_f64::{div_dd, div_dd_and_inverse, fast_two_sum, table_parts, two_prod, Consts};
 
-/// Ziv's bound of σ's first tier (twice the 2^−61 of the analysis).
-pub const ERR_SIGMOID: f64 = 1.0 / (1u128 << 60) as f64;
-/// Ziv's bound of tanh's first tier, times |m|·(2 + m)/s (twice the analysis's 2·2^−61).
-pub const ERR_TANH: f64 = 1.0 / (1u128 << 59) as f64;
+/// Ziv's bound of σ's first tier (above twice the analysis's 2^−70.5).
+pub const ERR_SIGMOID: f64 = 1.0 / (1u128 << 69) as f64;
+/// Ziv's bound of tanh's first tier, times |m|·(2 + m)/s (twice the analysis's 2^−70.4,
+/// rounded up).
+pub const ERR_TANH: f64 = 1.0 / (1u128 << 69) as f64;
 /// The part of tanh's Ziv bound that does not scale with s (twice the analysis's 2^−101).
 pub const ERR_TANH_FLOOR: f64 = 1.0 / (1u128 << 100) as f64;
-/// Below this |x| tanh's first tier is the odd series (module doc).
-pub const TANH_SERIES_BELOW: f64 = 0.083;
+/// Below this |x| (2^−7) tanh's first tier is the odd series (module doc).
+pub const TANH_SERIES_BELOW: f64 = 1.0 / 128.0;
 /// Ziv's bound of the series, relative, per unit of z = a² (twice the analysis's 2^−52.2).
 pub const ERR_TANH_SERIES: f64 = 1.0 / (1u128 << 51) as f64;
-/// The series' bound's constant part (twice its truncation, 2^−76).
-pub const ERR_TANH_SERIES_FLOOR: f64 = 1.0 / (1u128 << 75) as f64;
+/// The series' bound's constant part (twice its truncation, 2^−91).
+pub const ERR_TANH_SERIES_FLOOR: f64 = 1.0 / (1u128 << 90) as f64;
 
-/// tanh's Taylor coefficients c_1..c_8 of a^3, a^5, …, a^17: 2^{2n}(2^{2n} − 1)B_{2n}/(2n)!.
-#[allow(clippy::excessive_precision)]
-pub(crate) const TANH_SERIES: [f64; 8] = [
-    -1.0 / 3.0,
-    2.0 / 15.0,
-    -17.0 / 315.0,
-    62.0 / 2835.0,
-    -1382.0 / 155925.0,
-    21844.0 / 6081075.0,
-    -929569.0 / 638512875.0,
-    6404582.0 / 10854718875.0,
-];
+/// tanh's Taylor coefficients c_1..c_5 of a^3, a^5, …, a^11: 2^{2n}(2^{2n} − 1)B_{2n}/(2n)!.
+pub(crate) const TANH_SERIES: [f64; 5] = [-1.0 / 3.0, 2.0 / 15.0, -17.0 / 315.0, 62.0 / 2835.0, -1382.0 / 155925.0];
 
 /// a·b + c: one FMA when `FMA`, else a product and a sum (both within the error budget).
 #[inline(always)]
@@ -68,23 +72,27 @@ fn fmadd<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
     if FMA { a.mul_add(b, c) } else { a * b + c }
 }
 
-/// E = T_j·(1 + P) for y ∈ [−680, 0] as (2^k, th, B): E = th + B (not normalised),
-/// e^y = 2^k·E, relative error ≤ 2^−61 (module doc).
+/// E = T_j·(1 + P) for y ∈ [−680, 0] as (2^k, th, A, L): E = th + A + L (not normalised;
+/// th + A is an exact pair), e^y = 2^k·E, error of E ≤ 2^−71.3 (module doc).
 #[inline(always)]
-fn exp_quick_parts<const FMA: bool>(y: f64, c: &Consts) -> (f64, f64, f64) {
+fn exp_quick_parts<const FMA: bool>(y: f64, c: &Consts) -> (f64, f64, f64, f64) {
     let (scale, n, (th, tl)) = table_parts(y, c);
-    let r = fmadd::<FMA>(-n, c.c2, fmadd::<FMA>(-n, c.c1, y));
-    let q = fmadd::<FMA>(r, fmadd::<FMA>(r, fmadd::<FMA>(r, fmadd::<FMA>(r, fmadd::<FMA>(r, 1.0 / 5040.0, 1.0 / 720.0), 1.0 / 120.0), 1.0 / 24.0), 1.0 / 6.0), 0.5);
-    let p = fmadd::<FMA>(r * r, q, r);
-    let b = fmadd::<FMA>(th, p, fmadd::<FMA>(tl, p, tl));
-    (scale, th, b)
+    let t = fmadd::<FMA>(-n, c.c1, y); // exact
+    let rh = fmadd::<FMA>(-n, c.c2, t);
+    let rl = fmadd::<FMA>(-n, c.c2, t - rh);
+    let q = fmadd::<FMA>(rh, fmadd::<FMA>(rh, fmadd::<FMA>(rh, fmadd::<FMA>(rh, fmadd::<FMA>(rh, 1.0 / 5040.0, 1.0 / 720.0), 1.0 / 120.0), 1.0 / 24.0), 1.0 / 6.0), 0.5);
+    let pl = fmadd::<FMA>(rh * rh, q, rl);
+    let (a, ae) = two_prod::<FMA>(th, rh);
+    let l = fmadd::<FMA>(th, pl, fmadd::<FMA>(tl, rh, tl) + ae);
+    (scale, th, a, l)
 }
 
-/// σ(x) for x ∈ [−680, 40) as a pair, relative error ≤ 2^−61.
+/// σ(x) for x ∈ [−680, 40) as a pair, relative error ≤ 2^−70.5.
 #[inline(always)]
 pub(crate) fn sigmoid_quick<const FMA: bool>(x: f64, c: &Consts) -> (f64, f64) {
-    let (scale, th, b) = exp_quick_parts::<FMA>(-x.abs(), c);
-    let (eh, el) = fast_two_sum(th, b);
+    let (scale, th, a, l) = exp_quick_parts::<FMA>(-x.abs(), c);
+    let (eh, el) = fast_two_sum(th, a);
+    let (eh, el) = fast_two_sum(eh, el + l);
     let (eh, el) = (eh * scale, el * scale);
     let (dh, dl) = fast_two_sum(1.0, eh);
     let (nh, nl) = if x < 0.0 { (eh, el) } else { (1.0, 0.0) };
@@ -96,8 +104,9 @@ pub(crate) fn sigmoid_quick<const FMA: bool>(x: f64, c: &Consts) -> (f64, f64) {
 #[inline(always)]
 fn tanh_series<const FMA: bool>(a: f64) -> ((f64, f64), f64) {
     let z = a * a;
-    let mut p = TANH_SERIES[7];
-    for &ci in TANH_SERIES[..7].iter().rev() {
+    let (last, rest) = TANH_SERIES.split_last().expect("coefficients");
+    let mut p = *last;
+    for &ci in rest.iter().rev() {
         p = fmadd::<FMA>(p, z, ci);
     }
     (fast_two_sum(a, (a * z) * p), (ERR_TANH_SERIES * z + ERR_TANH_SERIES_FLOOR) * a)
@@ -118,16 +127,18 @@ pub(crate) fn tanh_quick<const FMA: bool>(a: f64, c: &Consts) -> ((f64, f64), f6
 /// tanh(a) = −m/(2 + m), m = e^{−2a} − 1, and its bound (see `tanh_quick`).
 #[inline(always)]
 fn tanh_by_exp<const FMA: bool>(a: f64, c: &Consts) -> ((f64, f64), f64) {
-    let (scale, th, b) = exp_quick_parts::<FMA>(-2.0 * a, c);
-    let (mh, ml) = if scale >= 0.5 {
-        // k ∈ {0, −1}: 2^k·((th − 2^−k) + B), th − 2^−k exact
-        let (h, l) = fast_two_sum(th - (3.0 - 2.0 * scale), b); // 2^−k = 1 or 2
-        (h * scale, l * scale)
+    let (scale, th, e_a, e_l) = exp_quick_parts::<FMA>(-2.0 * a, c);
+    let (h, l) = if scale >= 0.5 {
+        // k ∈ {0, −1}: 2^k·((th − 2^−k) + A + L), th − 2^−k exact
+        let (h, l) = fast_two_sum(th - (3.0 - 2.0 * scale), e_a); // 2^−k = 1 or 2
+        (h * scale, (l + e_l) * scale)
     } else {
-        let (eh, el) = fast_two_sum(th, b);
+        // −1 + 2^k·(th + A) + 2^k·L
+        let (eh, el) = fast_two_sum(th, e_a);
         let (h, l) = fast_two_sum(-1.0, eh * scale);
-        (h, l + el * scale)
+        (h, l + (el + e_l) * scale)
     };
+    let (mh, ml) = fast_two_sum(h, l);
     let (dh, dl) = fast_two_sum(2.0, mh);
     let (q, inv) = div_dd_and_inverse::<FMA>(-mh, -ml, dh, dl + ml);
     (q, ERR_TANH * scale * inv * inv + ERR_TANH_FLOOR * q.0.abs())
