@@ -11,22 +11,23 @@
 //!     (t − rh is exact by Sterbenz when |n·c2| ≤ |t|/2; otherwise |t| < 2|n·c2| ≤ 2^−22.1
 //!     and its rounding is below 2^−75). With the dropped n·c3 (≤ 2^−76 for |n| ≤ 2^19, y ≥
 //!     −680), |rh + rl − r| ≤ 2^−74; for tanh (y ≥ −40, |n| < 2^15) ≤ 2^−79.
-//!   - e^r − 1 = rh + Pl + rl·rh + …, Pl = rh²·q + rl, q = 1/2 + rh/6 + … + rh⁵/5040
-//!     (Horner, last step rounded ≤ 2^−54; truncation below 2^−99): Pl's roundings (rh²
-//!     2^−75, q 2^−75, the FMA 2^−76) and the dropped rl·rh (≤ 2^−74.5).
+//!   - e^r − 1 = rh + Pl + rl·rh + …, Pl = rh²·q + rl, q = 1/2 + rh/6 + … + rh⁵/5040 by
+//!     Estrin's scheme ((1/2 + rh/6) + rh²(1/24 + rh/120) + rh⁴(1/720 + rh/5040): q within
+//!     2^−53, two roundings of 2^−54; truncation below 2^−99): Pl's errors are q's times rh²
+//!     (2^−74), rh²'s rounding (2^−76), the FMA's (2^−76) and the dropped rl·rh (≤ 2^−74.5).
 //!   - E = T_j(1 + P) = th + th·rh + (th·Pl + tl + tl·rh) (+ tl·Pl ≤ 2^−75, dropped), with
 //!     th·rh = A + Ae exactly (two_prod) and L = th·Pl + ((tl + tl·rh) + Ae) (|L| < 2^−21,
 //!     rounding ≤ 2^−75; the inner sums' below 2^−104).
 //!
-//!   The error of E, th ∈ [1, 2) multiplying r's and Pl's: 2·(2^−74 + 2^−74.5 + 3·2^−75) +
-//!   2·2^−75 ≤ 2^−71.3 (σ), with tanh's r: ≤ 2^−71.8. (Before session 30 the tier rounded
+//!   The error of E, th ∈ [1, 2) multiplying r's and Pl's: 2·(2^−74 + 2^−74.5 + 2^−74 +
+//!   2·2^−76) + 2·2^−75 ≤ 2^−71.1 (σ), with tanh's r: ≤ 2^−71.6. (Before session 30 the tier rounded
 //!   r and P to one double each, 2^−61: 1% of σ's and 2.3% of tanh's values on (−1, 1) went
 //!   to the double-double tier, a third of tanh's time there.)
 //! * σ(x) = 1/(1 + e) or e/(1 + e), e = e^−|x|: th + A (an exact pair), its low part plus L
 //!   (rounding ≤ 2^−74.4 relative to E ≥ 1), normalised and scaled by 2^k; d = 1 + e as a
 //!   pair (`fast_two_sum`, then the low parts added: ≤ 2^−104); the quotient by
 //!   `activation_f64::div_dd` (~2^−103). The relative error of e carries over at most once:
-//!   ≤ 2^−71.3 + 2^−74.4 + 2^−103 < 2^−70.5. Ziv's test: 2^−69.
+//!   ≤ 2^−71.1 + 2^−74.4 + 2^−103 < 2^−70.5. Ziv's test: 2^−69.
 //! * tanh(a) = −m/(2 + m), m = e^{−2a} − 1 = 2^k·(E − 2^−k), s = 2^k: for k ∈ {0, −1} as
 //!   s·((th − 2^−k) + A + L), where th − 2^−k is exact and either 0 (n = 0) or of
 //!   magnitude ≥ 2 − 2^{511/512} > 2^−8.5 > |A|, so (th − 2^−k) + A is an exact pair; else
@@ -73,15 +74,20 @@ fn fmadd<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
 }
 
 /// E = T_j·(1 + P) for y ∈ [−680, 0] as (2^k, th, A, L): E = th + A + L (not normalised;
-/// th + A is an exact pair), e^y = 2^k·E, error of E ≤ 2^−71.3 (module doc).
+/// th + A is an exact pair), e^y = 2^k·E, error of E ≤ 2^−71.1 (module doc).
 #[inline(always)]
 fn exp_quick_parts<const FMA: bool>(y: f64, c: &Consts) -> (f64, f64, f64, f64) {
     let (scale, n, (th, tl)) = table_parts(y, c);
     let t = fmadd::<FMA>(-n, c.c1, y); // exact
     let rh = fmadd::<FMA>(-n, c.c2, t);
     let rl = fmadd::<FMA>(-n, c.c2, t - rh);
-    let q = fmadd::<FMA>(rh, fmadd::<FMA>(rh, fmadd::<FMA>(rh, fmadd::<FMA>(rh, fmadd::<FMA>(rh, 1.0 / 5040.0, 1.0 / 720.0), 1.0 / 120.0), 1.0 / 24.0), 1.0 / 6.0), 0.5);
-    let pl = fmadd::<FMA>(rh * rh, q, rl);
+    // q by Estrin's scheme (3 dependent steps where Horner's takes 5)
+    let r2 = rh * rh;
+    let q_lo = fmadd::<FMA>(rh, 1.0 / 6.0, 0.5);
+    let q_mid = fmadd::<FMA>(rh, 1.0 / 120.0, 1.0 / 24.0);
+    let q_hi = fmadd::<FMA>(rh, 1.0 / 5040.0, 1.0 / 720.0);
+    let q = fmadd::<FMA>(r2 * r2, q_hi, fmadd::<FMA>(r2, q_mid, q_lo));
+    let pl = fmadd::<FMA>(r2, q, rl);
     let (a, ae) = two_prod::<FMA>(th, rh);
     let l = fmadd::<FMA>(th, pl, fmadd::<FMA>(tl, rh, tl) + ae);
     (scale, th, a, l)

@@ -295,15 +295,16 @@ impl<V: Pd> ExpStages<V> {
         self.rl[i] = V::fnmadd(n, splat(c.c2), V::sub(t, rh));
     }
 
-    /// Stage 2: Pl = rh²·(1/2 + rh/6 + … + rh⁵/5040) + rl, in place of rl.
+    /// Stage 2: Pl = rh²·(1/2 + rh/6 + … + rh⁵/5040) + rl, in place of rl (Estrin's scheme).
     #[inline(always)]
     unsafe fn polynomial(&mut self, i: usize) {
         let r = self.rh[i];
-        let mut q = V::fmadd(r, splat(1.0 / 5040.0), splat(1.0 / 720.0));
-        for coef in [1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5] {
-            q = V::fmadd(r, q, splat(coef));
-        }
-        self.rl[i] = V::fmadd(V::mul(r, r), q, self.rl[i]);
+        let r2 = V::mul(r, r);
+        let q_lo = V::fmadd(r, splat(1.0 / 6.0), splat(0.5));
+        let q_mid = V::fmadd(r, splat(1.0 / 120.0), splat(1.0 / 24.0));
+        let q_hi = V::fmadd(r, splat(1.0 / 5040.0), splat(1.0 / 720.0));
+        let q = V::fmadd(V::mul(r2, r2), q_hi, V::fmadd(r2, q_mid, q_lo));
+        self.rl[i] = V::fmadd(r2, q, self.rl[i]);
     }
 
     /// Stage 3: (2^k, th, A, L) with A + Ae = th·rh exactly and L = th·Pl + ((tl + tl·rh) +
