@@ -442,6 +442,18 @@ pub(crate) fn portable(f: Func, xs: &mut [f64]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,avx,fma")]
 unsafe fn slice_avx512(f: Func, xs: &mut [f64]) {
+    use crate::sim::activation_f64_staged::{short_pass_512, SHORT};
+    if xs.len() <= SHORT {
+        // a batch-1 tick's row: in registers, then the undecided lanes (about one in 10^4)
+        // one by one
+        let mut open = short_pass_512(f, xs);
+        while open != 0 {
+            let i = open.trailing_zeros() as usize;
+            xs[i] = after_first_tier::<true>(f, xs[i]);
+            open &= open - 1;
+        }
+        return;
+    }
     // the staged first tier on 8 lanes (`activation_f64_staged`), this thread's scratch
     // (the closure only calls a function with the target features)
     crate::sim::activation_f64_staged::with_kept_512(|k| slice_avx512_in(f, xs, k))
@@ -467,21 +479,31 @@ unsafe fn slice_avx2_in(f: Func, xs: &mut [f64], (s, b): &mut (crate::sim::activ
     slice_body::<true>(f, xs, &mut unsafe { crate::sim::activation_f64_staged::Avx2::new(s) }, b)
 }
 
+/// One lane of a tier.
+#[inline(always)]
+fn lane<const FMA: bool, const TIER: bool>(f: Func, x: f64) -> (f64, bool) {
+    match f {
+        Func::Tanh => tanh_lane::<FMA, TIER>(x, consts()),
+        Func::Sigmoid => sigmoid_lane::<FMA, TIER>(x, consts()),
+    }
+}
+
 /// f(x) for one value: the tiers in turn, then, when undecided, the exact computation.
 #[inline(always)]
 fn one_body<const FMA: bool>(f: Func, x: f64) -> f64 {
-    fn lane<const FMA: bool, const TIER: bool>(f: Func, x: f64) -> (f64, bool) {
-        match f {
-            Func::Tanh => tanh_lane::<FMA, TIER>(x, consts()),
-            Func::Sigmoid => sigmoid_lane::<FMA, TIER>(x, consts()),
-        }
-    }
     match lane::<FMA, QUICK>(f, x) {
         (v, true) => v,
-        _ => match lane::<FMA, DOUBLE>(f, x) {
-            (v, true) => v,
-            _ => exact(f, x),
-        },
+        _ => after_first_tier::<FMA>(f, x),
+    }
+}
+
+/// f(x) for a value the first tier left undecided: the double-double tier, then, when
+/// undecided, the exact computation.
+#[inline(always)]
+fn after_first_tier<const FMA: bool>(f: Func, x: f64) -> f64 {
+    match lane::<FMA, DOUBLE>(f, x) {
+        (v, true) => v,
+        _ => exact(f, x),
     }
 }
 

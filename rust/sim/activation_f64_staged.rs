@@ -63,6 +63,42 @@ pub(crate) unsafe fn quick_pass_512(f: Func, xs: &[f64], out: &mut [f64], undeci
     pass_body(f, xs, out, undecided, s)
 }
 
+/// The most values [`short_pass_512`] takes: 8 vectors of 8 lanes.
+pub(crate) const SHORT: usize = 64;
+
+/// The first tier over a short slice (at most [`SHORT`] values: a batch-1 tick's row) on 8
+/// lanes, each vector's stages in a row in registers (`tanh_vector`, `sigmoid_vector`: the
+/// same operations as the chunk's stages, so the same bits). A batch-1 tick waits for this
+/// call: run in stages through the thread's kept scratch, its chain went through memory
+/// between stages, behind a thread-local lookup and copies in and out. The results go into
+/// `xs`, except at the undecided lanes, which keep their input; returns those lanes' bits
+/// (lane i as bit i).
+///
+/// # Safety
+/// The CPU must have AVX-512 F, DQ and VL.
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,avx,fma")]
+pub(crate) unsafe fn short_pass_512(f: Func, xs: &mut [f64]) -> u64 {
+    let m = xs.len();
+    assert!(m <= SHORT, "short_pass_512: more than {SHORT} values");
+    let c = consts();
+    let p = xs.as_mut_ptr();
+    let mut open = 0;
+    for i in 0..m.div_ceil(8) {
+        // this vector's lanes of xs, the rest padded with 0.5 (an ordinary value); masked-off
+        // lanes are neither read nor written
+        let mask = ((1u32 << (m - 8 * i).min(8)) - 1) as __mmask8;
+        let x = _mm512_mask_loadu_pd(_mm512_set1_pd(0.5), mask, p.add(8 * i));
+        let (v, o) = match f {
+            Func::Tanh => tanh_vector(x, c),
+            Func::Sigmoid => sigmoid_vector(x, c),
+        };
+        let o = o as __mmask8 & mask;
+        _mm512_mask_storeu_pd(p.add(8 * i), mask, _mm512_mask_blend_pd(o, v, x));
+        open |= u64::from(o) << (8 * i);
+    }
+    open
+}
+
 #[inline(always)]
 unsafe fn pass_body<V: Pd>(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8], s: &mut Scratch<V>) -> usize {
     let m = xs.len();
@@ -268,8 +304,51 @@ unsafe fn decide<V: Pd>(qh: V, ql: V, e: V) -> (V, V::M) {
     (lo, V::neq(lo, hi))
 }
 
-/// e^y's intermediate values for a chunk of vectors, y ∈ [−680, 0]
-/// (`activation_f64_quick::exp_quick_parts` with `activation_f64::table_parts`, in stages).
+/// e^y's stage 1 on a vector, y ∈ [−680, 0] (`activation_f64_quick::exp_quick_parts` with
+/// `activation_f64::table_parts`): n = round(y·512/ln 2) = 512k + j, t = y − n·c1,
+/// rh = t − n·c2, rl = (t − rh) − n·c2. Returns (2^k, rh, rl); the lanes' j go to `j`.
+#[inline(always)]
+unsafe fn reduce_vector<V: Pd>(y: V, c: &Consts, j: &mut [i64; 8]) -> (V, V, V) {
+    debug_assert_eq!(c.hi.len(), 512);
+    let shifted = V::add(V::mul(y, splat(c.inv)), splat(MAGIC));
+    let n = V::sub(shifted, splat(MAGIC));
+    let scale = V::scale_and_index(shifted, MAGIC.to_bits() as i64, j.as_mut_ptr());
+    let t = V::fnmadd(n, splat(c.c1), y);
+    let rh = V::fnmadd(n, splat(c.c2), t);
+    (scale, rh, V::fnmadd(n, splat(c.c2), V::sub(t, rh)))
+}
+
+/// Stage 2: Pl = rh²·(1/2 + rh/6 + … + rh⁵/5040) + rl (Estrin's scheme).
+#[inline(always)]
+unsafe fn polynomial_vector<V: Pd>(rh: V, rl: V) -> V {
+    let r2 = V::mul(rh, rh);
+    let q_lo = V::fmadd(rh, splat(1.0 / 6.0), splat(0.5));
+    let q_mid = V::fmadd(rh, splat(1.0 / 120.0), splat(1.0 / 24.0));
+    let q_hi = V::fmadd(rh, splat(1.0 / 5040.0), splat(1.0 / 720.0));
+    let q = V::fmadd(V::mul(r2, r2), q_hi, V::fmadd(r2, q_mid, q_lo));
+    V::fmadd(r2, q, rl)
+}
+
+/// Stage 3: (th, A, L) with A + Ae = th·rh exactly and L = th·Pl + ((tl + tl·rh) + Ae):
+/// e^y = 2^k·(th + A + L).
+#[inline(always)]
+unsafe fn parts_vector<V: Pd>(j: &[i64; 8], rh: V, pl: V) -> (V, V, V) {
+    let (th, tl) = V::pairs(PAIRS.as_ptr(), j.as_ptr());
+    let a = V::mul(th, rh);
+    let ae = V::fmsub(th, rh, a);
+    (th, a, V::fmadd(th, pl, V::add(V::fmadd(tl, rh, tl), ae)))
+}
+
+/// e^y = 2^k·(th + A + L) on one vector: the three stages in a row.
+#[inline(always)]
+unsafe fn exp_vector<V: Pd>(y: V, c: &Consts) -> (V, V, V, V) {
+    let mut j = [0i64; 8];
+    let (scale, rh, rl) = reduce_vector(y, c, &mut j);
+    let (th, a, l) = parts_vector(&j, rh, polynomial_vector(rh, rl));
+    (scale, th, a, l)
+}
+
+/// The stages' values for a chunk of vectors.
 struct ExpStages<V> {
     /// 2^k.
     scale: [V; VECS],
@@ -277,46 +356,26 @@ struct ExpStages<V> {
     j: [[i64; 8]; VECS],
     /// r = rh + rl.
     rh: [V; VECS],
-    /// rl, then Pl = rh²·q + rl (e^r − 1 = rh + Pl).
+    /// rl, then Pl (e^r − 1 = rh + Pl).
     rl: [V; VECS],
 }
 
 impl<V: Pd> ExpStages<V> {
-    /// Stage 1: n = round(y·512/ln 2) = 512k + j, 2^k, t = y − n·c1, rh = t − n·c2,
-    /// rl = (t − rh) − n·c2.
     #[inline(always)]
     unsafe fn reduce(&mut self, i: usize, y: V, c: &Consts) {
-        debug_assert_eq!(c.hi.len(), 512);
-        let shifted = V::add(V::mul(y, splat(c.inv)), splat(MAGIC));
-        let n = V::sub(shifted, splat(MAGIC));
-        self.scale[i] = V::scale_and_index(shifted, MAGIC.to_bits() as i64, self.j[i].as_mut_ptr());
-        let t = V::fnmadd(n, splat(c.c1), y);
-        let rh = V::fnmadd(n, splat(c.c2), t);
-        self.rh[i] = rh;
-        self.rl[i] = V::fnmadd(n, splat(c.c2), V::sub(t, rh));
+        (self.scale[i], self.rh[i], self.rl[i]) = reduce_vector(y, c, &mut self.j[i]);
     }
 
-    /// Stage 2: Pl = rh²·(1/2 + rh/6 + … + rh⁵/5040) + rl, in place of rl (Estrin's scheme).
     #[inline(always)]
     unsafe fn polynomial(&mut self, i: usize) {
-        let r = self.rh[i];
-        let r2 = V::mul(r, r);
-        let q_lo = V::fmadd(r, splat(1.0 / 6.0), splat(0.5));
-        let q_mid = V::fmadd(r, splat(1.0 / 120.0), splat(1.0 / 24.0));
-        let q_hi = V::fmadd(r, splat(1.0 / 5040.0), splat(1.0 / 720.0));
-        let q = V::fmadd(V::mul(r2, r2), q_hi, V::fmadd(r2, q_mid, q_lo));
-        self.rl[i] = V::fmadd(r2, q, self.rl[i]);
+        self.rl[i] = polynomial_vector(self.rh[i], self.rl[i]);
     }
 
-    /// Stage 3: (2^k, th, A, L) with A + Ae = th·rh exactly and L = th·Pl + ((tl + tl·rh) +
-    /// Ae): e^y = 2^k·(th + A + L).
+    /// (2^k, th, A, L).
     #[inline(always)]
     unsafe fn parts(&self, i: usize) -> (V, V, V, V) {
-        let (th, tl) = V::pairs(PAIRS.as_ptr(), self.j[i].as_ptr());
-        let (rh, pl) = (self.rh[i], self.rl[i]);
-        let a = V::mul(th, rh);
-        let ae = V::fmsub(th, rh, a);
-        (self.scale[i], th, a, V::fmadd(th, pl, V::add(V::fmadd(tl, rh, tl), ae)))
+        let (th, a, l) = parts_vector(&self.j[i], self.rh[i], self.rl[i]);
+        (self.scale[i], th, a, l)
     }
 }
 
@@ -332,49 +391,69 @@ static PAIRS: LazyLock<Box<[[f64; 2]; 512]>> = LazyLock::new(|| {
 const SIGMOID_MIDDLE: f64 = -(SIGMOID_LOW + SIGMOID_ONE) / 2.0;
 const SIGMOID_RADIUS: f64 = (SIGMOID_ONE - SIGMOID_LOW) / 2.0;
 
-/// `activation_f64::sigmoid_lane` (first tier) over a chunk of vectors: the values, and the
-/// undecided lanes' bits per vector.
+/// σ's clamped argument y = −|xm| of e^y.
+#[inline(always)]
+unsafe fn sigmoid_argument<V: Pd>(x: V) -> V {
+    // clamp as f64::clamp does (NaN lanes are replaced at the end)
+    let xm = V::min(V::max(x, splat(SIGMOID_LOW)), splat(SIGMOID_ONE));
+    V::or(xm, splat(-0.0))
+}
+
+/// σ's quotient's operands (nh, nl, dh, dl) from e^−|x| = 2^k·(th + A + L).
+#[inline(always)]
+unsafe fn sigmoid_operands<V: Pd>(x: V, (scale, th, a, l): (V, V, V, V)) -> [V; 4] {
+    let (eh, el) = fast_two_sum(th, a);
+    let (eh, el) = fast_two_sum(eh, V::add(el, l));
+    let (eh, el) = (V::mul(eh, scale), V::mul(el, scale));
+    let (h, l) = fast_two_sum(splat(1.0), eh);
+    // (x < 0 as xm < 0, except NaN, whose lanes are replaced)
+    let negative = V::lt(x, splat(0.0));
+    [V::blend(splat(1.0), eh, negative), V::keep(el, negative), h, V::add(l, el)]
+}
+
+/// σ's result from the quotient: Ziv's test, then the lanes outside the main range; the
+/// value and the undecided lanes' bits.
+#[inline(always)]
+unsafe fn sigmoid_finish<V: Pd>(x: V, (qh, ql): (V, V)) -> (V, u32) {
+    let (s, undecided) = decide(qh, ql, V::mul(splat(ERR_SIGMOID), abs(qh)));
+    if V::bits(V::lt(abs(V::add(x, splat(SIGMOID_MIDDLE))), splat(SIGMOID_RADIUS))) == all::<V>() {
+        // every lane in (SIGMOID_LOW, SIGMOID_ONE): no selection
+        return (s, V::bits(undecided));
+    }
+    let main = V::mask_and(V::gt(x, splat(SIGMOID_LOW)), V::lt(x, splat(SIGMOID_ONE)));
+    let band = V::mask_and(V::gt(x, splat(SIGMOID_ZERO)), V::le(x, splat(SIGMOID_LOW)));
+    // outside: 1 from SIGMOID_ONE, +0 to SIGMOID_ZERO, else x + x (NaN, or the band)
+    let ones = V::ge(x, splat(SIGMOID_ONE));
+    let zeros = V::le(x, splat(SIGMOID_ZERO));
+    let outside = V::blend(V::blend(V::add(x, x), splat(0.0), zeros), splat(1.0), ones);
+    (V::blend(outside, s, main), V::bits(V::mask_or(V::mask_and(undecided, main), band)))
+}
+
+/// `activation_f64::sigmoid_lane` (first tier) over a chunk of vectors, in stages: the
+/// values, and the undecided lanes' bits per vector.
 #[inline(always)]
 unsafe fn sigmoid_chunk<V: Pd>(nv: usize, s: &mut Scratch<V>, c: &Consts) {
     let Scratch { x, v, open, e, q, .. } = s;
     let x = &x[..nv];
     for (i, &x) in x.iter().enumerate() {
-        // clamp as f64::clamp does (NaN lanes are replaced below); y = −|xm|
-        let xm = V::min(V::max(x, splat(SIGMOID_LOW)), splat(SIGMOID_ONE));
-        e.reduce(i, V::or(xm, splat(-0.0)), c);
+        e.reduce(i, sigmoid_argument(x), c);
     }
     for i in 0..x.len() {
         e.polynomial(i);
     }
-    // the quotient's operands, then the quotient
     for (i, &x) in x.iter().enumerate() {
-        let (scale, th, a, l) = e.parts(i);
-        let (eh, el) = fast_two_sum(th, a);
-        let (eh, el) = fast_two_sum(eh, V::add(el, l));
-        let (eh, el) = (V::mul(eh, scale), V::mul(el, scale));
-        let (h, l) = fast_two_sum(splat(1.0), eh);
-        // (x < 0 as xm < 0, except NaN, whose lanes are replaced)
-        let negative = V::lt(x, splat(0.0));
-        (q.nh[i], q.nl[i]) = (V::blend(splat(1.0), eh, negative), V::keep(el, negative));
-        (q.dh[i], q.dl[i]) = (h, V::add(l, el));
+        [q.nh[i], q.nl[i], q.dh[i], q.dl[i]] = sigmoid_operands(x, e.parts(i));
     }
     for (i, &x) in x.iter().enumerate() {
-        let ((qh, ql), _) = q.divide(i);
-        let (s, undecided) = decide(qh, ql, V::mul(splat(ERR_SIGMOID), abs(qh)));
-        if V::bits(V::lt(abs(V::add(x, splat(SIGMOID_MIDDLE))), splat(SIGMOID_RADIUS))) == all::<V>() {
-            // every lane in (SIGMOID_LOW, SIGMOID_ONE): no selection
-            (v[i], open[i]) = (s, V::bits(undecided));
-            continue;
-        }
-        let main = V::mask_and(V::gt(x, splat(SIGMOID_LOW)), V::lt(x, splat(SIGMOID_ONE)));
-        let band = V::mask_and(V::gt(x, splat(SIGMOID_ZERO)), V::le(x, splat(SIGMOID_LOW)));
-        // outside: 1 from SIGMOID_ONE, +0 to SIGMOID_ZERO, else x + x (NaN, or the band)
-        let ones = V::ge(x, splat(SIGMOID_ONE));
-        let zeros = V::le(x, splat(SIGMOID_ZERO));
-        let outside = V::blend(V::blend(V::add(x, x), splat(0.0), zeros), splat(1.0), ones);
-        v[i] = V::blend(outside, s, main);
-        open[i] = V::bits(V::mask_or(V::mask_and(undecided, main), band));
+        (v[i], open[i]) = sigmoid_finish(x, q.divide(i).0);
     }
+}
+
+/// The same on one vector, its stages in a row (the register path, `short_pass_512`).
+#[inline(always)]
+unsafe fn sigmoid_vector<V: Pd>(x: V, c: &Consts) -> (V, u32) {
+    let [nh, nl, dh, dl] = sigmoid_operands(x, exp_vector(sigmoid_argument(x), c));
+    sigmoid_finish(x, div_dd(nh, nl, dh, dl).0)
 }
 
 /// `activation_f64_quick::tanh_series` on a vector: (pair, absolute Ziv bound).
@@ -395,18 +474,70 @@ unsafe fn tanh_series<V: Pd>(a: V) -> (V, V, V) {
 const TANH_MIDDLE: f64 = -(TANH_TINY + TANH_ONE) / 2.0;
 const TANH_RADIUS: f64 = (TANH_ONE - TANH_TINY) / 2.0;
 
-/// `activation_f64::tanh_lane` (first tier) over a chunk of vectors: the values, and the
-/// undecided lanes' bits per vector. A vector evaluates the series, e^{−2a} or both, as its
-/// lanes need (`activation_f64_quick::tanh_quick` selects per lane).
+/// |x| clamped to tanh's main range, and which lanes take the series (bits).
+#[inline(always)]
+unsafe fn tanh_argument<V: Pd>(x: V) -> (V, u32) {
+    // clamp as f64::clamp does (NaN lanes are replaced at the end)
+    let am = V::min(V::max(abs(x), splat(TANH_TINY)), splat(TANH_ONE.next_down()));
+    (am, V::bits(V::lt(am, splat(TANH_SERIES_BELOW))))
+}
+
+/// m = e^{−2a} − 1 (`tanh_by_exp`) from e^{−2a} = 2^k·(th + A + L), and the quotient's
+/// operands −m and 2 + m as (nh, nl, dh, dl).
+#[inline(always)]
+unsafe fn tanh_operands<V: Pd>((scale, th, e_a, e_l): (V, V, V, V)) -> [V; 4] {
+    // k ∈ {0, −1}: 2^k·((th − 2^−k) + A + L)
+    let (h, l) = fast_two_sum(V::sub(th, V::sub(splat(3.0), V::mul(splat(2.0), scale))), e_a);
+    let (near_h, near_l) = (V::mul(h, scale), V::mul(V::add(l, e_l), scale));
+    // else −1 + 2^k·(th + A) + 2^k·L
+    let (eh, el) = fast_two_sum(th, e_a);
+    let (h, l) = fast_two_sum(splat(-1.0), V::mul(eh, scale));
+    let (far_h, far_l) = (h, V::add(l, V::mul(V::add(el, e_l), scale)));
+    let near = V::ge(scale, splat(0.5));
+    let (m_h, m_l) = fast_two_sum(V::blend(far_h, near_h, near), V::blend(far_l, near_l, near));
+    let (d_h, d_l) = fast_two_sum(splat(2.0), m_h);
+    [neg(m_h), neg(m_l), d_h, V::add(d_l, m_l)]
+}
+
+/// The pair and Ziv bound of each lane: the quotient's with its bound, or, in the series'
+/// lanes, the series' (`activation_f64_quick::tanh_quick`).
+#[inline(always)]
+unsafe fn tanh_select<V: Pd>(series: u32, (sh, sl, se): (V, V, V), scale: V, ((qh, ql), inv): ((V, V), V)) -> (V, V, V) {
+    let s = V::of_bits(series);
+    let rel = V::mul(V::mul(V::mul(splat(ERR_TANH), scale), inv), inv);
+    let err = V::add(rel, V::mul(splat(ERR_TANH_FLOOR), abs(qh)));
+    (V::blend(qh, sh, s), V::blend(ql, sl, s), V::blend(err, se, s))
+}
+
+/// tanh's result from a pair and its bound: Ziv's test, the sign, then the lanes outside
+/// the main range; the value and the undecided lanes' bits.
+#[inline(always)]
+unsafe fn tanh_finish<V: Pd>(x: V, (qh, ql, err): (V, V, V)) -> (V, u32) {
+    let (t, undecided) = decide(qh, ql, err);
+    let a = abs(x);
+    let sign = V::and(x, splat(-0.0));
+    if V::bits(V::lt(abs(V::add(a, splat(TANH_MIDDLE))), splat(TANH_RADIUS))) == all::<V>() {
+        // every lane in [TANH_TINY, TANH_ONE) (the test excludes the left end): no selection
+        return (V::or(abs(t), sign), V::bits(undecided));
+    }
+    let main = V::mask_and(V::ge(a, splat(TANH_TINY)), V::lt(a, splat(TANH_ONE)));
+    // outside: x below TANH_TINY, ±1 from TANH_ONE, else x + x (NaN)
+    let tiny = V::lt(a, splat(TANH_TINY));
+    let ones = V::ge(a, splat(TANH_ONE));
+    let outside = V::blend(V::blend(V::add(x, x), V::or(splat(1.0), sign), ones), x, tiny);
+    (V::blend(outside, V::or(abs(t), sign), main), V::bits(V::mask_and(undecided, main)))
+}
+
+/// `activation_f64::tanh_lane` (first tier) over a chunk of vectors, in stages: the values,
+/// and the undecided lanes' bits per vector. A vector evaluates the series, e^{−2a} or
+/// both, as its lanes need (`activation_f64_quick::tanh_quick` selects per lane).
 #[inline(always)]
 unsafe fn tanh_chunk<V: Pd>(nv: usize, st: &mut Scratch<V>, c: &Consts) {
     let Scratch { x, v, open, e, q, am, series, sh, sl, se } = st;
     let x = &x[..nv];
     let full = all::<V>();
     for (i, &x) in x.iter().enumerate() {
-        // clamp as f64::clamp does (NaN lanes are replaced below)
-        am[i] = V::min(V::max(abs(x), splat(TANH_TINY)), splat(TANH_ONE.next_down()));
-        series[i] = V::bits(V::lt(am[i], splat(TANH_SERIES_BELOW)));
+        (am[i], series[i]) = tanh_argument(x);
     }
     let by_exp = |i: usize| series[i] != full;
     for i in (0..x.len()).filter(|&i| series[i] != 0) {
@@ -418,45 +549,27 @@ unsafe fn tanh_chunk<V: Pd>(nv: usize, st: &mut Scratch<V>, c: &Consts) {
     for i in (0..x.len()).filter(|&i| by_exp(i)) {
         e.polynomial(i);
     }
-    // m = e^{−2a} − 1 (`tanh_by_exp`), and the quotient's operands −m and 2 + m
     for i in (0..x.len()).filter(|&i| by_exp(i)) {
-        let (scale, th, e_a, e_l) = e.parts(i);
-        // k ∈ {0, −1}: 2^k·((th − 2^−k) + A + L)
-        let (h, l) = fast_two_sum(V::sub(th, V::sub(splat(3.0), V::mul(splat(2.0), scale))), e_a);
-        let (near_h, near_l) = (V::mul(h, scale), V::mul(V::add(l, e_l), scale));
-        // else −1 + 2^k·(th + A) + 2^k·L
-        let (eh, el) = fast_two_sum(th, e_a);
-        let (h, l) = fast_two_sum(splat(-1.0), V::mul(eh, scale));
-        let (far_h, far_l) = (h, V::add(l, V::mul(V::add(el, e_l), scale)));
-        let near = V::ge(scale, splat(0.5));
-        let (m_h, m_l) = fast_two_sum(V::blend(far_h, near_h, near), V::blend(far_l, near_l, near));
-        let (d_h, d_l) = fast_two_sum(splat(2.0), m_h);
-        (q.nh[i], q.nl[i], q.dh[i], q.dl[i]) = (neg(m_h), neg(m_l), d_h, V::add(d_l, m_l));
+        [q.nh[i], q.nl[i], q.dh[i], q.dl[i]] = tanh_operands(e.parts(i));
     }
     for (i, &x) in x.iter().enumerate() {
-        let (qh, ql, err) = if series[i] == full {
-            (sh[i], sl[i], se[i])
-        } else {
-            let s = V::of_bits(series[i]);
-            let ((qh, ql), inv) = q.divide(i);
-            let rel = V::mul(V::mul(V::mul(splat(ERR_TANH), e.scale[i]), inv), inv);
-            let err = V::add(rel, V::mul(splat(ERR_TANH_FLOOR), abs(qh)));
-            (V::blend(qh, sh[i], s), V::blend(ql, sl[i], s), V::blend(err, se[i], s))
-        };
-        let (t, undecided) = decide(qh, ql, err);
-        let a = abs(x);
-        let sign = V::and(x, splat(-0.0));
-        if V::bits(V::lt(abs(V::add(a, splat(TANH_MIDDLE))), splat(TANH_RADIUS))) == full {
-            // every lane in [TANH_TINY, TANH_ONE) (the test excludes the left end): no selection
-            (v[i], open[i]) = (V::or(abs(t), sign), V::bits(undecided));
-            continue;
-        }
-        let main = V::mask_and(V::ge(a, splat(TANH_TINY)), V::lt(a, splat(TANH_ONE)));
-        // outside: x below TANH_TINY, ±1 from TANH_ONE, else x + x (NaN)
-        let tiny = V::lt(a, splat(TANH_TINY));
-        let ones = V::ge(a, splat(TANH_ONE));
-        let outside = V::blend(V::blend(V::add(x, x), V::or(splat(1.0), sign), ones), x, tiny);
-        v[i] = V::blend(outside, V::or(abs(t), sign), main);
-        open[i] = V::bits(V::mask_and(undecided, main));
+        let pair = if series[i] == full { (sh[i], sl[i], se[i]) } else { tanh_select(series[i], (sh[i], sl[i], se[i]), e.scale[i], q.divide(i)) };
+        (v[i], open[i]) = tanh_finish(x, pair);
     }
+}
+
+/// The same on one vector, its stages in a row (the register path, `short_pass_512`).
+#[inline(always)]
+unsafe fn tanh_vector<V: Pd>(x: V, c: &Consts) -> (V, u32) {
+    let (am, series) = tanh_argument(x);
+    let zero = splat(0.0);
+    let s = if series != 0 { tanh_series(am) } else { (zero, zero, zero) };
+    let pair = if series == all::<V>() {
+        s
+    } else {
+        let e = exp_vector(V::mul(splat(-2.0), am), c);
+        let [nh, nl, dh, dl] = tanh_operands(e);
+        tanh_select(series, s, e.0, div_dd(nh, nl, dh, dl))
+    };
+    tanh_finish(x, pair)
 }

@@ -230,6 +230,28 @@ fn the_staged_first_tier_is_the_scalar_one() {
     }
     // both outcomes were exercised
     assert!(open_count.iter().all(|&n| n > 0 && n < xs.len() / 10), "{open_count:?}");
+    // the register path (AVX-512, at most SHORT values) on slices of 29 and 61: the same
+    // values and decisions; undecided lanes keep their input
+    if avx512 {
+        use crate::sim::activation_f64_staged::short_pass_512;
+        for f in [Func::Tanh, Func::Sigmoid] {
+            for chunk in xs.chunks(29).chain(xs.chunks(61)) {
+                let mut ys = chunk.to_vec();
+                // SAFETY: the CPU has AVX-512 (checked above).
+                let open = unsafe { short_pass_512(f, &mut ys) };
+                assert_eq!(open >> chunk.len(), 0, "no lane past the slice");
+                for (i, &x) in chunk.iter().enumerate() {
+                    let (v, decided) = match f {
+                        Func::Tanh => tanh_lane::<true, QUICK>(x, c),
+                        Func::Sigmoid => sigmoid_lane::<true, QUICK>(x, c),
+                    };
+                    assert_eq!(open & (1 << i) == 0, decided, "{f:?}({x:e}): decided, register path");
+                    let want = if decided { v } else { x };
+                    assert!(same(&[ys[i]], &[want]), "{f:?}({x:e}) = {want:e}, register path {:e}", ys[i]);
+                }
+            }
+        }
+    }
 }
 
 /// Short slices (a batch-1 tick has 16–64 values) after long ones, on one thread: the
