@@ -14,6 +14,9 @@
 //!    On AVX2 + FMA and on AVX-512 the tier runs in `activation_f64_staged`'s spelling: the
 //!    same operations in stages over a chunk, on 4 resp. 8 lanes (the scalar lanes' chain
 //!    is bound by latency; their 8-lane vectorisation by the compiler measured slower).
+//!    With AVX-512, slices of at most 64 values (a batch-1 tick's rows) run it in registers
+//!    instead (`activation_f64_staged::short_pass_512`), and the few values it leaves go
+//!    through the next tiers one by one.
 //! 2. The values it leaves, gathered (across chunks, up to 64 at a time): the double-double
 //!    evaluation below (relative error below 2^−73), e = 2^−70·|hi|.
 //! 3. What that leaves (about one value in 10^5 of the second tier's): the exact computation
