@@ -192,18 +192,8 @@ fn with_kept<V: Pd, R>(cell: &'static std::thread::LocalKey<Kept<V>>, run: impl 
     });
     match done {
         Ok(Some(r)) => r,
-        _ => with_new(run.take().expect("not run yet")),
+        _ => run.take().expect("not run yet")(&mut (Scratch::new(), SliceBuffers::new())),
     }
-}
-
-/// `run` with new scratch and buffers, on the heap: kept out of `with_kept` (cold, not
-/// inlined) so that its frame does not hold them (with them in it, every call probed ~8 KiB
-/// of stack; perf charged ~7% of a batch-1 f64 SimpleRNN's time to `with_kept` before and
-/// after, so the gain, if any, is below what was measured).
-#[cold]
-#[inline(never)]
-fn with_new<V: Pd, R>(run: impl FnOnce(&mut (Scratch<V>, SliceBuffers)) -> R) -> R {
-    run(&mut Box::new((Scratch::new(), SliceBuffers::new())))
 }
 
 /// `run` with this thread's 4-lane scratch and buffers.

@@ -302,7 +302,8 @@ fn short_slices_with_undecided_values() {
             }
         }
         hard.extend([f64::NAN, f64::INFINITY, -f64::INFINITY, -700.0, 0.0, -0.0, 1e-300]);
-        for n in 1..=40 {
+        // (lengths across the register path's limit of 64 and the staged path's chunk)
+        for n in 1..=CHUNK + 6 {
             // every third value from the pool, the others ordinary
             let xs: Vec<f64> = (0..n).map(|i| if i % 3 == 1 { hard[(n + i) % hard.len()] } else { g.value(-6, 2) }).collect();
             let mut ys = xs.clone();
