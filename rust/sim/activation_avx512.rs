@@ -6,7 +6,7 @@
 //! Each value is clamped (`vrangeps`), widened to f64 and approximated there with
 //! branch-free FMA code (below), to a relative error under 2^−40; a Ziv test (`ziv`) then
 //! decides the rounding to f32: when every f64 within 2^16 ulps of y (an interval of at
-//! least y(1 ± 2^−38): [`ZIV_ULPS`]) rounds to the same f32 (tested on y's bits, `settle`),
+//! least y(1 ± 2^−37): [`ZIV_ULPS`]) rounds to the same f32 (tested on y's bits, `settle`),
 //! that value is the rounding of the documented f64 (which lies within 2^−50 of the true
 //! value, inside that interval); otherwise (about one value in 2^11) the documented formula
 //! is evaluated by the scalar fallback, after the loop (`run`). The approximation may
@@ -279,8 +279,8 @@ unsafe fn settle<A: Approximated, const N: usize, const M: usize>(x: [__m512; N]
         let mut r = join(f[2 * j], f[2 * j + 1]);
         let halves = |m: &[u8]| u16::from(m[2 * j]) | u16::from(m[2 * j + 1]) << 8;
         r = match A::FUNC {
-            // x's sign on |y| (0xd8: c ? b : a, c the sign bit): tanh(±0) = ±0
-            Func::Tanh => _mm512_castsi512_ps(_mm512_ternarylogic_epi32::<0xd8>(_mm512_castps_si512(r), _mm512_castps_si512(x[j]), _mm512_set1_epi32(i32::MIN))),
+            // x's sign on |y|: tanh(±0) = ±0
+            Func::Tanh => _mm512_castsi512_ps(_mm512_ternarylogic_epi32::<COPY_SIGN>(_mm512_castps_si512(r), _mm512_castps_si512(x[j]), _mm512_set1_epi32(i32::MIN))),
             Func::Sigmoid => {
                 let t = halves(&tiny);
                 if t != 0 {
@@ -302,6 +302,9 @@ unsafe fn settle<A: Approximated, const N: usize, const M: usize>(x: [__m512; N]
 const CLAMP_KEEPING_SIGN: i32 = 0b0010;
 /// `vrangeps` immediate: the smaller absolute value, bits 3:2 = 10 (sign bit cleared).
 const CLAMP_ABS: i32 = 0b1010;
+/// `vpternlog` immediate for c ? b : a, bit by bit: with c the sign bit, a's magnitude and b's
+/// sign (tanh's sign put on |y|).
+const COPY_SIGN: i32 = 0xd8;
 
 /// The half-width of the Ziv interval in f64 ulps of y: y and every f64 within 2^16 ulps of
 /// it (at least y(1 ± 2^−37), wider than the approximation's error, 2^−40.4: module doc)
@@ -601,7 +604,7 @@ pub(crate) mod tests {
         let a = _mm512_range_pd::<CLAMP_ABS>(v, _mm512_set1_pd(40.0));
         let [y] = quotient::<Tanh, 1>(exponential::<Tanh, 1>([_mm512_add_pd(a, a)]));
         // x's sign on |y|
-        _mm512_castsi512_pd(_mm512_ternarylogic_epi64::<0xd8>(_mm512_castpd_si512(y), _mm512_castpd_si512(v), _mm512_set1_epi64(i64::MIN)))
+        _mm512_castsi512_pd(_mm512_ternarylogic_epi64::<COPY_SIGN>(_mm512_castpd_si512(y), _mm512_castpd_si512(v), _mm512_set1_epi64(i64::MIN)))
     }
 
     /// σ's f64 value of 8 f64 inputs, as [`tanh8_entry`].

@@ -217,10 +217,7 @@ fn the_staged_first_tier_is_the_scalar_one() {
                 open_count[fi] += n;
             }
             for (i, &x) in chunk.iter().enumerate() {
-                let (v, decided) = match f {
-                    Func::Tanh => tanh_lane::<true, QUICK>(x, c),
-                    Func::Sigmoid => sigmoid_lane::<true, QUICK>(x, c),
-                };
+                let (v, decided) = lane::<true, QUICK>(f, x);
                 assert_eq!(decided, !idx[..n].contains(&(i as u8)), "{f:?}({x:e}): decided");
                 if decided {
                     assert_eq!(out[i].to_bits(), v.to_bits(), "{f:?}({x:e}) = {v:e}, staged (8 lanes: {wide}) {:e}", out[i]);
@@ -241,10 +238,7 @@ fn the_staged_first_tier_is_the_scalar_one() {
                 let open = unsafe { short_pass_512(f, &mut ys) };
                 assert_eq!(open >> chunk.len(), 0, "no lane past the slice");
                 for (i, &x) in chunk.iter().enumerate() {
-                    let (v, decided) = match f {
-                        Func::Tanh => tanh_lane::<true, QUICK>(x, c),
-                        Func::Sigmoid => sigmoid_lane::<true, QUICK>(x, c),
-                    };
+                    let (v, decided) = lane::<true, QUICK>(f, x);
                     assert_eq!(open & (1 << i) == 0, decided, "{f:?}({x:e}): decided, register path");
                     let want = if decided { v } else { x };
                     assert!(same(&[ys[i]], &[want]), "{f:?}({x:e}) = {want:e}, register path {:e}", ys[i]);
@@ -287,13 +281,9 @@ fn short_slices_after_long_ones() {
 /// specials and σ's band left to the exact computation, against the exact computation.
 #[test]
 fn short_slices_with_undecided_values() {
-    let c = consts();
     let mut g = Bits::new(0x0051_0e7a_1de5);
     for f in [Func::Tanh, Func::Sigmoid] {
-        let decided = |x: f64| match f {
-            Func::Tanh => tanh_lane::<true, QUICK>(x, c).1,
-            Func::Sigmoid => sigmoid_lane::<true, QUICK>(x, c).1,
-        };
+        let decided = |x: f64| lane::<true, QUICK>(f, x).1;
         let mut hard = Vec::new();
         while hard.len() < 12 {
             let x = g.value(-8, 3);
