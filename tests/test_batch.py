@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -135,3 +136,40 @@ def test_progress_bar_runs_and_changes_nothing(capsys):
     a = net.run_batch(x, progress=True)
     b = net.run_batch(x)
     assert np.array_equal(a.states, b.states)
+
+
+@pytest.mark.parametrize("kind", ["rnn", "lstm"])
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_large_results_reuse_freed_buffers_but_never_a_live_one(kind, dtype):
+    # results of 4 MiB or more go back to rnnsim when their arrays die, and a later run writes
+    # into them (README "Memory between runs"); an array still alive, or through a view, keeps its
+    # buffer, and a reused buffer holds exactly the new run's values
+    if os.environ.get("RNNSIM_RECYCLE_MIB", "").strip() == "0":
+        pytest.skip("buffer reuse turned off in this environment")
+    rng = np.random.default_rng(11)
+    h, n = 128, 4
+    if kind == "rnn":
+        net = rs.SimpleRNN(V=rng.normal(size=(h, h)) / np.sqrt(h), W=rng.normal(size=(h, n)), b=rng.normal(size=h), activation="tanh")
+    else:
+        net = rs.LSTM.from_torch({"weight_ih_l0": rng.normal(size=(4 * h, n)), "weight_hh_l0": rng.normal(size=(4 * h, h)) / np.sqrt(h),
+                                  "bias_ih_l0": rng.normal(size=4 * h), "bias_hh_l0": rng.normal(size=4 * h)})
+    xs = [rng.normal(size=(80, 128, n)) for _ in range(3)]
+    addr = lambda a: a.__array_interface__["data"][0]  # noqa: E731
+    run = lambda x, threads=1: net.run_batch(x, dtype=dtype, keep="states", threads=threads)  # noqa: E731
+    first = run(xs[0])
+    assert first.states.nbytes >= 4 << 20
+    kept0, view = first.states.copy(), first.states[1:3]
+    a0 = addr(first.states)
+    del first
+    second = run(xs[1])
+    assert addr(second.states) != a0, "a buffer still seen through a view was reused"
+    assert np.array_equal(view, kept0[1:3])
+    a1, kept1 = addr(second.states), second.states.copy()
+    del second
+    third = run(xs[2])
+    assert addr(third.states) == a1, "the freed result's buffer was not reused"
+    fresh = run(xs[2], threads=2)
+    assert addr(fresh.states) != a1
+    assert np.array_equal(third.states, fresh.states)
+    assert not np.array_equal(third.states, kept1)
+    assert np.array_equal(view, kept0[1:3])

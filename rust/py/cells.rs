@@ -201,6 +201,7 @@ fn run_batch<S: PyScalar>(
     let xs = S::into_vec(x);
     let st = starts::<S>(h0, c0);
     let res = run_interruptible(py, progress, spec.batch as u64, spec.threads, |ctl| plan.run_batch(&xs, &st, spec, ctl))?;
+    crate::sim::recycle::give(xs);
     let (b, t, hsz) = (spec.batch, spec.steps, plan.top_hidden());
     let out = PyDict::new(py);
     if spec.keep.states() {

@@ -4,13 +4,15 @@
 //! float32 ndarray (taken at its exact binary values; a C-contiguous one is read with one
 //! copy of its buffer, and a run in its own format reuses that copy) or a pair
 //! (shape, ["p/q", ...]) of exact strings. Results go back as numpy arrays that take over
-//! the engine's buffers (`ToNumpy`, no copy for f64, f32 and f16).
+//! the engine's buffers (`ToNumpy`, no copy for f64, f32 and f16; large ones go back to
+//! `sim::recycle` when their arrays die).
 
 use crate::error::SimError;
 use crate::num::exact_vector::ExactVector;
 use crate::num::custom_float::{current_format, Custom};
 use crate::num::float::Float;
 use crate::num::rational::{parse_rational, rational_from_f64};
+use crate::sim::recycle;
 use half::{bf16, f16};
 use malachite::base::num::arithmetic::traits::Sign;
 use malachite::{Integer, Natural, Rational};
@@ -68,12 +70,16 @@ fn index_name(name: &str, shape: &[usize], flat: usize) -> String {
 
 /// An array's values in logical (C) order: one copy of the buffer when it is C-contiguous,
 /// else element by element (strided or Fortran-ordered arrays).
-fn array_values<T: numpy::Element + Copy>(arr: &PyReadonlyArrayDyn<'_, T>) -> Vec<T> {
+fn array_values<T: numpy::Element + Copy + Send + 'static>(arr: &PyReadonlyArrayDyn<'_, T>) -> Vec<T> {
     let view = arr.as_array();
+    // a large input's copy goes in a kept buffer when one fits, and the batch bindings give
+    // it back after the run (`sim::recycle`)
+    let mut v = recycle::take(view.len());
     match view.as_slice() {
-        Some(s) => s.to_vec(),
-        None => view.iter().copied().collect(),
+        Some(s) => v.extend_from_slice(s),
+        None => v.extend(view.iter().copied()),
     }
+    v
 }
 
 /// Pushes a problem for each non-finite value (at most 5, then a count). The common case,
@@ -250,18 +256,62 @@ pub trait ToNumpy: Float {
     fn to_numpy<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>>;
 }
 
+/// The owner of a large result's buffer, the numpy array's base object: when the array (and
+/// every view of it) is gone, its buffer goes back to `sim::recycle` for the next run
+/// instead of to the kernel.
+#[pyclass(frozen, module = "rnnsim._core")]
+struct RecycledBuffer {
+    buf: std::sync::Mutex<Option<Buffer>>,
+}
+
+enum Buffer {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+}
+
+impl Drop for RecycledBuffer {
+    fn drop(&mut self) {
+        match self.buf.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(Buffer::F64(v)) => recycle::give(v),
+            Some(Buffer::F32(v)) => recycle::give(v),
+            Some(Buffer::F16(v)) => recycle::give(v),
+            None => {}
+        }
+    }
+}
+
+/// `v` as a numpy array of `shape`: a large one over its own buffer with a `RecycledBuffer`
+/// as base (the buffer is moved, not copied: its heap data stays where it is), a small one
+/// by `from_vec`.
+fn recycled_array<'py, T: numpy::Element + Send + 'static>(py: Python<'py>, v: Vec<T>, shape: Vec<usize>, wrap: fn(Vec<T>) -> Buffer) -> PyResult<Bound<'py, PyAny>> {
+    if v.len() * std::mem::size_of::<T>() < recycle::MIN_BYTES || shape.iter().product::<usize>() != v.len() {
+        return Ok(PyArray1::from_vec(py, v).reshape(shape)?.into_any());
+    }
+    let ptr = v.as_ptr();
+    let owner = Bound::new(py, RecycledBuffer { buf: std::sync::Mutex::new(Some(wrap(v))) })?;
+    // SAFETY: ptr is the data of the Vec now held by `owner` (moving a Vec does not move its
+    // heap data), shape.product() = its length (checked above); the Vec is neither resized
+    // nor dropped while `owner` lives, and `owner` is the array's base, so it lives as long
+    // as the array and its views.
+    unsafe {
+        let view = numpy::ndarray::ArrayViewD::from_shape_ptr(numpy::ndarray::IxDyn(&shape), ptr);
+        Ok(numpy::PyArrayDyn::borrow_from_array(&view, owner.into_any()).into_any())
+    }
+}
+
 macro_rules! to_numpy_native {
-    ($t:ty) => {
+    ($t:ty, $wrap:path) => {
         impl ToNumpy for $t {
             fn to_numpy<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {
-                Ok(PyArray1::from_vec(py, v).reshape(shape)?.into_any())
+                recycled_array(py, v, shape, $wrap)
             }
         }
     };
 }
-to_numpy_native!(f64);
-to_numpy_native!(f32);
-to_numpy_native!(f16);
+to_numpy_native!(f64, Buffer::F64);
+to_numpy_native!(f32, Buffer::F32);
+to_numpy_native!(f16, Buffer::F16);
 
 /// A custom format's values: float64 when every value of the format is an f64 (exactly), else
 /// an object array of exact `Fraction`s (±inf and nan as Python floats). The format is the

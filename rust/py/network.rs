@@ -135,6 +135,7 @@ fn float_batch<F: ToNumpy>(
     let res = run_interruptible(py, progress, spec.batch as u64, spec.threads, |ctl| {
         run_batch_float(&plan, &xs, start.as_deref(), spec, ctl)
     })?;
+    crate::sim::recycle::give(xs);
     let (b, t, d, o) = (spec.batch, spec.steps, plan.d, plan.n_out);
     let out = PyDict::new(py);
     if spec.keep.states() {

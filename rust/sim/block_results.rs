@@ -15,7 +15,9 @@
 //!   (Linux, MADV_HUGEPAGE on its 2 MiB-aligned part): the allocator often hands back
 //!   memory it has just returned to the kernel (glibc trims a thread arena's heap when a
 //!   run's results of 32 MiB or more are freed), and refaulting it 4 KiB at a time cost ~10%
-//!   of an LSTM run at batch 4096 × hidden 64 (measured).
+//!   of an LSTM run at batch 4096 × hidden 64 (measured). Both kinds of buffer are taken
+//!   from the buffers of earlier results that Python has freed, when one fits (`recycle`):
+//!   those pages are neither faulted in nor zeroed again.
 //! - Streaming: large results are written with non-temporal stores (`Kept`).
 //!
 //! None of this changes a value, only where and when it is stored.
@@ -42,9 +44,9 @@ pub struct Unfilled<T> {
     n: usize,
 }
 
-impl<T> Unfilled<T> {
+impl<T: Send + 'static> Unfilled<T> {
     pub fn new(n: usize) -> Self {
-        let mut v = Vec::with_capacity(n);
+        let mut v = crate::sim::recycle::take(n);
         #[cfg(target_os = "linux")]
         advise_huge_pages(v.spare_capacity_mut());
         Unfilled { v, n }
@@ -72,8 +74,8 @@ impl<T> Unfilled<T> {
 
 /// A result buffer of `n` copies of `zero` (final states, outputs), advised as huge pages
 /// when large (module doc).
-pub fn result_buffer<T: Copy>(n: usize, zero: T) -> Vec<T> {
-    let mut v = Vec::with_capacity(n);
+pub fn result_buffer<T: Copy + Send + 'static>(n: usize, zero: T) -> Vec<T> {
+    let mut v = crate::sim::recycle::take(n);
     #[cfg(target_os = "linux")]
     advise_huge_pages(v.spare_capacity_mut());
     v.resize(n, zero);

@@ -25,6 +25,7 @@ pub mod half_tables;
 pub mod lanes;
 pub mod plan_cache;
 pub mod pool;
+pub mod recycle;
 pub mod rnn_single;
 pub mod run;
 pub mod same_type;
