@@ -59,11 +59,14 @@ class SimpleRNN:
     def params(self) -> dict[str, tuple[list[int], list[str]]]:
         """Exact parameters: V, W, b, h0 (and readout_w, readout_b) as (shape, ["p/q", ...])."""
     def run(self, x: Tensor, dtype: str = "exact", h0: Tensor | None = None, max_bits: int = ...,
-            fma: bool = False, approx_activations: bool = False) -> dict[str, Any]:
+            fma: bool = False, approx_activations: bool = False,
+            accumulate: str | None = None) -> dict[str, Any]:
         """One sequence x (T, input): {"states": h_0..h_T, "outputs": y_0..y_T}; lists of
         Fractions for "exact", numpy arrays of the format otherwise (bf16 as float32).
         fma: every acc + w·z of the affine maps and the readout rounded once (fused).
-        approx_activations: tanh/σ by the f32 approximation (f32 only, else UnsupportedError)."""
+        approx_activations: tanh/σ by the f32 approximation (f32 only, else UnsupportedError).
+        accumulate: "f32" sums the affine maps of a bf16/f16 run in f32 (README "Half formats
+        with f32 sums")."""
     def run_batch(
         self,
         x: Tensor,
@@ -76,6 +79,7 @@ class SimpleRNN:
         progress: Callable[[int, int], None] | None = None,
         fma: bool = False,
         approx_activations: bool = False,
+        accumulate: str | None = None,
     ) -> dict[str, Any]:
         """A batch x (B, T, input), parallel over sequences with the GIL released:
         {"states" (B, T, d) (keep="all" or "states"), "outputs" (B, T, out) (keep="all"),
@@ -279,6 +283,7 @@ class CellNetwork:
         progress: Callable[[int, int], None] | None = None,
         fma: bool = False,
         approx_activations: bool = False,
+        accumulate: str | None = None,
     ) -> dict[str, Any]:
         """A batch x (B, T, input), parallel over sequences, GIL released, bitwise identical
         for any ``threads``: {"states" (B, T, H) (keep="all" or "states"), "cells" (B, T, H)

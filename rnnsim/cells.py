@@ -134,7 +134,7 @@ class CellNetwork:
         return payload
 
     def run(self, x: Any, dtype: Any = "exact", h0: Any = None, c0: Any = None, fma: bool = False,
-            approx_activations: bool = False) -> Run:
+            approx_activations: bool = False, accumulate: str | None = None) -> Run:
         """Runs one sequence ``x`` (T, input_size): ``states`` (T+1, hidden) = the top layer's
         h_0..h_T, ``cells`` (T+1, hidden) = its c_0..c_T when it has a cell state (LSTM,
         Doubling-LSTM, QRNN). ``h0``/``c0``: (layers, hidden) or (hidden,) for one layer.
@@ -147,15 +147,22 @@ class CellNetwork:
         tanh and sigmoid by a fixed sequence of f32 operations (Cephes' expf/tanhf,
         ``rnnsim.reference.approx_tanh``) instead of rounding the true value correctly: about
         three times faster, at most 2 ulps off (all 2^32 inputs measured), the same bits on
-        every CPU and thread count (README "Approximate activations")."""
+        every CPU and thread count (README "Approximate activations").
+        ``accumulate="f32"`` (dtype "bf16" or "f16"; UnsupportedError for others but "f32")
+        sums each affine map in f32 and rounds the sum to the half format once, at its end,
+        as hardware with f32 accumulators does (PyTorch's bf16 matrix products): weights,
+        inputs, states and every elementwise operation stay the half format's
+        (README "Half formats with f32 sums")."""
         name = _coerce.dtype_name(dtype)
         res = self._core.run(self._inputs(x), name, self._starts("h0", h0, None), self._starts("c0", c0, None),
-                             fma=bool(fma), approx_activations=bool(approx_activations))
+                             fma=bool(fma), approx_activations=bool(approx_activations),
+                             accumulate=None if accumulate is None else str(accumulate))
         return Run(states=res["states"], outputs=None, dtype=name, cells=res.get("cells"))
 
     def run_batch(self, x: Any, dtype: Any = "f32", h0: Any = None, c0: Any = None, lengths: Any = None,
                   threads: int | None = None, keep: str = "all", progress: bool = False,
-                  fma: bool = False, approx_activations: bool = False) -> BatchRun:
+                  fma: bool = False, approx_activations: bool = False,
+                  accumulate: str | None = None) -> BatchRun:
         """Runs a batch ``x`` (B, T, input_size), PyTorch style: ``states`` (B, T, hidden) of
         the top layer (h_1..h_T), ``final`` (layers, B, hidden) and ``final_c`` (layers, B,
         hidden) of every layer (lists of per-layer arrays when the hidden sizes differ or only
@@ -172,7 +179,12 @@ class CellNetwork:
         tanh and sigmoid by a fixed sequence of f32 operations (Cephes' expf/tanhf,
         ``rnnsim.reference.approx_tanh``) instead of rounding the true value correctly: about
         three times faster, at most 2 ulps off (all 2^32 inputs measured), the same bits on
-        every CPU and thread count (README "Approximate activations")."""
+        every CPU and thread count (README "Approximate activations").
+        ``accumulate="f32"`` (dtype "bf16" or "f16"; UnsupportedError for others but "f32")
+        sums each affine map in f32 and rounds the sum to the half format once, at its end,
+        as hardware with f32 accumulators does (PyTorch's bf16 matrix products): weights,
+        inputs, states and every elementwise operation stay the half format's
+        (README "Half formats with f32 sums")."""
         name = _coerce.dtype_name(dtype)
         xs = self._inputs(x)
         lens = None if lengths is None else [int(v) for v in np.asarray(lengths).reshape(-1)]
@@ -181,7 +193,8 @@ class CellNetwork:
         c = self._starts("c0", c0, batch)
         with _progress_bar(progress, "simulating") as cb:
             res = self._core.run_batch(xs, name, h, c, lens, threads, keep, progress=cb, fma=bool(fma),
-                                       approx_activations=bool(approx_activations))
+                                       approx_activations=bool(approx_activations),
+                                       accumulate=None if accumulate is None else str(accumulate))
         final = _stack_layers(res["final"])
         cells = [v for v in res["final_c"] if v is not None]
         if not cells:

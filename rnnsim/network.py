@@ -225,7 +225,7 @@ class SimpleRNN:
         return payload
 
     def run(self, x: Any, dtype: Any = "exact", h0: Any = None, max_bits: int | None = None,
-            fma: bool = False, approx_activations: bool = False) -> Run:
+            fma: bool = False, approx_activations: bool = False, accumulate: str | None = None) -> Run:
         """Runs one sequence ``x`` of shape (T, input_size); returns h_0..h_T and y_0..y_T.
 
         dtype: "exact" (rationals) or "f64" | "f32" | "bf16" | "f16". ``h0`` overrides the
@@ -239,12 +239,18 @@ class SimpleRNN:
         ``rnnsim.reference.approx_tanh``) instead of rounding the true value correctly: about
         three times faster, at most 2 ulps off (all 2^32 inputs measured), the same bits on
         every CPU and thread count (README "Approximate activations").
+        ``accumulate="f32"`` (dtype "bf16" or "f16"; UnsupportedError for others but "f32")
+        sums each affine map in f32 and rounds the sum to the half format once, at its end,
+        as hardware with f32 accumulators does (PyTorch's bf16 matrix products): weights,
+        inputs, states and every elementwise operation stay the half format's
+        (README "Half formats with f32 sums").
         """
         name = _coerce.dtype_name(dtype)
         xs = self._inputs("x", x)
         h = None if h0 is None else self._inputs("h0", h0)
         kwargs: dict[str, Any] = {} if max_bits is None else {"max_bits": int(max_bits)}
-        res = self._core.run(xs, name, h, fma=bool(fma), approx_activations=bool(approx_activations), **kwargs)
+        res = self._core.run(xs, name, h, fma=bool(fma), approx_activations=bool(approx_activations),
+                             accumulate=None if accumulate is None else str(accumulate), **kwargs)
         if name == "exact":
             states = _object_array(res["states"], 2)
             outputs = _object_array(res["outputs"], 2) if self.output_size else None
@@ -256,7 +262,7 @@ class SimpleRNN:
     def run_batch(self, x: Any, dtype: Any = "f32", h0: Any = None, c0: Any = None,
                   lengths: Any = None, threads: int | None = None, keep: str = "all",
                   progress: bool = False, max_bits: int | None = None, fma: bool = False,
-                  approx_activations: bool = False) -> BatchRun:
+                  approx_activations: bool = False, accumulate: str | None = None) -> BatchRun:
         """Runs a batch ``x`` of shape (B, T, input_size) in parallel over sequences.
 
         The GIL is released, Ctrl-C stops the run within a fraction of a second
@@ -274,6 +280,11 @@ class SimpleRNN:
         ``rnnsim.reference.approx_tanh``) instead of rounding the true value correctly: about
         three times faster, at most 2 ulps off (all 2^32 inputs measured), the same bits on
         every CPU and thread count (README "Approximate activations").
+        ``accumulate="f32"`` (dtype "bf16" or "f16"; UnsupportedError for others but "f32")
+        sums each affine map in f32 and rounds the sum to the half format once, at its end,
+        as hardware with f32 accumulators does (PyTorch's bf16 matrix products): weights,
+        inputs, states and every elementwise operation stay the half format's
+        (README "Half formats with f32 sums").
         """
         if c0 is not None:
             raise InvalidInputError("c0 is only meaningful for LSTM cells; a SimpleRNN has no cell state")
@@ -284,7 +295,8 @@ class SimpleRNN:
         kwargs: dict[str, Any] = {} if max_bits is None else {"max_bits": int(max_bits)}
         with _progress_bar(progress, "simulating") as cb:
             res = self._core.run_batch(xs, name, h, lens, threads, keep, progress=cb, fma=bool(fma),
-                                       approx_activations=bool(approx_activations), **kwargs)
+                                       approx_activations=bool(approx_activations),
+                                       accumulate=None if accumulate is None else str(accumulate), **kwargs)
         has_out = self.output_size > 0
         if name == "exact":
             states = _object_array(res["states"], 3) if "states" in res else None

@@ -156,15 +156,20 @@ def _fused_zero_is_negative(w: float, z: float, acc: float) -> bool:
 class _Fmt:
     """Scalar arithmetic of one format on numpy scalars, each result rounded to the format.
     ``fma=True``: the product-sum step ``mac`` is one fused, once-rounded operation.
-    ``approx=True`` (f32): tanh and sigmoid are the approximations of ``reference_approx``."""
+    ``approx=True`` (f32): tanh and sigmoid are the approximations of ``reference_approx``.
+    ``accumulate="f32"`` (bf16, f16): a sum's steps ``mac`` are f32's, and ``end_sum``
+    rounds the finished sum to the format (README "Half formats with f32 sums")."""
 
-    def __init__(self, fmt: str, fma: bool = False, approx: bool = False) -> None:
+    def __init__(self, fmt: str, fma: bool = False, approx: bool = False, accumulate: str | None = None) -> None:
         if approx and fmt != "f32":
             raise ValueError("the approximate activations are f32 only")
+        if accumulate not in (None, "f32") or (accumulate == "f32" and fmt not in ("bf16", "f16", "f32")):
+            raise ValueError(f"accumulate={accumulate!r} with {fmt}")
         self.fmt = fmt
         self.fused = fma
         self.approx = approx
         self.np = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.float32}[fmt]
+        self.sums = _Fmt("f32", fma) if accumulate == "f32" and fmt != "f32" else None
 
     def round(self, v: np.floating) -> np.floating:
         if self.fmt != "bf16":
@@ -199,8 +204,19 @@ class _Fmt:
         return self.np(round_fraction(exact, self.fmt))
 
     def mac(self, acc: np.floating, w: np.floating, z: np.floating) -> np.floating:
-        """The product-sum step acc + w*z: two roundings, or one when fused."""
+        """The product-sum step acc + w*z: two roundings, or one when fused (in f32 when the
+        sums are f32's: ``end_sum`` then rounds the sum to the format)."""
+        if self.sums is not None:
+            return self.sums.mac(np.float32(acc), np.float32(w), np.float32(z))
         return self.fma(w, z, acc) if self.fused else self.add(acc, self.mul(w, z))
+
+    def end_sum(self, acc: np.floating) -> np.floating:
+        """A finished sum as the format stores it: rounded once from f32 when the sums are
+        f32's, else already the format's."""
+        if self.sums is None:
+            return acc
+        with np.errstate(over="ignore"):  # overflow to inf is IEEE behaviour
+            return self.round(np.float32(acc)) if self.fmt == "bf16" else np.float16(acc)
 
     def act(self, name: str, x: np.floating) -> np.floating:
         y = piecewise(name, x, self.np(0), self.np(1), self.np(0.5))
@@ -257,6 +273,10 @@ class _ExactFmt:
             return self.const(w * z + acc)
         return self._float(w, True) * self._float(z, True) + self._float(acc, False)
 
+    @staticmethod
+    def end_sum(acc):
+        return acc
+
     def mac(self, acc, w, z):
         return self.fma(w, z, acc) if self.fused else self.add(acc, self.mul(w, z))
 
@@ -277,13 +297,14 @@ class _ExactFmt:
 
 def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: Sequence[Vector], fmt: str,
               readout: tuple[Matrix, Vector] | None = None, fma: bool = False,
-              approx_activations: bool = False) -> tuple[np.ndarray, np.ndarray]:
+              approx_activations: bool = False, accumulate: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """States and outputs of a simple RNN computed in float format ``fmt`` in the documented
     order. Inputs are exact values rounded to the format. Returns float64 arrays (object
     arrays of Fractions / float ±inf for a custom format "fp(M,E)" wider than float64).
     ``fma=True``: each acc + w*z is one fused operation, rounded once.
-    ``approx_activations=True`` (f32): tanh and sigmoid as ``reference_approx`` defines them."""
-    f = _Fmt(fmt, fma, approx_activations) if fmt in FORMATS else _ExactFmt(fmt, fma)
+    ``approx_activations=True`` (f32): tanh and sigmoid as ``reference_approx`` defines them.
+    ``accumulate="f32"`` (bf16, f16): each sum in f32, rounded to the format at its end."""
+    f = _Fmt(fmt, fma, approx_activations, accumulate) if fmt in FORMATS else _ExactFmt(fmt, fma)
     Vf = [[f.const(v) for v in row] for row in V]
     Wf = [[f.const(v) for v in row] for row in W]
     bf = [f.const(v) for v in b]
@@ -301,7 +322,7 @@ def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: 
             acc = rc[o]
             for j in range(len(h)):
                 acc = f.mac(acc, rw[o][j], h[j])
-            res.append(acc)
+            res.append(f.end_sum(acc))
         return res
 
     states, outputs = [list(h)], [out(h)]
@@ -314,7 +335,7 @@ def run_float(V: Matrix, W: Matrix, b: Vector, h0: Vector, activation: str, xs: 
                 acc = f.mac(acc, Wf[i][k], xf[k])
             for j in range(len(h)):
                 acc = f.mac(acc, Vf[i][j], h[j])
-            new.append(f.act(activation, acc))
+            new.append(f.act(activation, f.end_sum(acc)))
         h = new
         states.append(list(h))
         outputs.append(out(h))

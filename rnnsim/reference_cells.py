@@ -49,12 +49,15 @@ class _Exact:
     def mac(self, acc: Fraction, w: Fraction, z: Fraction) -> Fraction:
         return acc + w * z
 
+    def end_sum(self, acc: Fraction) -> Fraction:
+        return acc
+
     def act(self, name: str, x: Fraction) -> Fraction:
         return activate_exact(name, x)
 
 
-def arithmetic(fmt: str, fma: bool = False, approx: bool = False) -> Any:
-    return _Exact() if fmt == "exact" else _Fmt(fmt, fma, approx)
+def arithmetic(fmt: str, fma: bool = False, approx: bool = False, accumulate: str | None = None) -> Any:
+    return _Exact() if fmt == "exact" else _Fmt(fmt, fma, approx, accumulate)
 
 
 def _mat(f: Any, m: Any) -> list[list[Any]]:
@@ -73,7 +76,7 @@ def _affine(f: Any, w: list[list[Any]], b: list[Any], z: list[Any]) -> list[Any]
         acc = b[r]
         for k, zk in enumerate(z):
             acc = f.mac(acc, row[k], zk)
-        out.append(acc)
+        out.append(f.end_sum(acc))
     return out
 
 
@@ -189,7 +192,7 @@ class _LayerRef:
                             m = f.const(0)
                             for k, xk in enumerate(x):
                                 m = f.mac(m, self.a[i][j][k], xk)
-                            acc[i] = f.mac(acc[i], m, h[j])
+                            acc[i] = f.mac(acc[i], f.end_sum(m), h[j])
                 else:
                     zero = [f.const(0)] * len(self.q)
                     s = _affine(f, self.s, zero, x)
@@ -198,7 +201,7 @@ class _LayerRef:
                     for i in range(H):
                         for r, pr in enumerate(prod):
                             acc[i] = f.mac(acc[i], self.p[i][r], pr)
-            out = [f.act(act, a) for a in acc]
+            out = [f.act(act, f.end_sum(a)) for a in acc]
             if self.kind == "residual":
                 out = [f.add(a, b) for a, b in zip(h, out)]
             return {"h": out}
@@ -212,13 +215,14 @@ class _LayerRef:
 
 def run(layers: Sequence[Layer], xs: Sequence[Sequence[Any]], fmt: str,
         h0: Sequence[Sequence[Any] | None] | None = None, c0: Sequence[Sequence[Any] | None] | None = None,
-        fma: bool = False, approx_activations: bool = False,
+        fma: bool = False, approx_activations: bool = False, accumulate: str | None = None,
         ) -> tuple[list[list[Any]], list[list[Any]], list[list[Any] | None]]:
     """Runs one sequence through the stack: (top-layer h_1..h_T, final h per layer, final c
     per layer or None). Values are numpy scalars of the format, or Fractions for "exact".
     ``fma=True``: fused product-sums (one rounding each) in the affine maps and 2RNN sums.
-    ``approx_activations=True`` (f32): tanh and sigmoid as ``reference_approx`` defines them."""
-    f = arithmetic(fmt, fma, approx_activations)
+    ``approx_activations=True`` (f32): tanh and sigmoid as ``reference_approx`` defines them.
+    ``accumulate="f32"`` (bf16, f16): each sum in f32, rounded to the format at its end."""
+    f = arithmetic(fmt, fma, approx_activations, accumulate)
     refs = [_LayerRef(f, layer) for layer in layers]
     states = [r.start(None if h0 is None else h0[k], None if c0 is None else c0[k]) for k, r in enumerate(refs)]
     top = []

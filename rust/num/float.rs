@@ -63,6 +63,14 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
         if fma { w.mul_add(z, self) } else { self.add(w.mul(z)) }
     }
     fn is_nan(self) -> bool;
+    /// The end of an affine map's sum (b + Σ w·z, after its last product-sum step): the sum
+    /// as the format stores it. The identity, except for the half formats with f32 sums
+    /// (`num::f32_sums`), whose product-sum steps run in f32 and whose sums are rounded to
+    /// the format here, once.
+    #[inline(always)]
+    fn end_sum(self) -> Self {
+        self
+    }
 
     /// Correctly rounded conversion of an exact rational (weights are exact; this is where
     /// they are rounded to the format).

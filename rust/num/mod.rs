@@ -5,6 +5,7 @@ pub mod custom_float;
 pub mod custom_format;
 pub mod dtype;
 pub mod exact_vector;
+pub mod f32_sums;
 pub mod float;
 pub mod fused;
 pub mod rational;

@@ -30,6 +30,11 @@ pub trait Scalar: Clone + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn plus_product(&self, w: &Self, z: &Self, fma: bool) -> Self {
         if fma { w.mul_add(z, self) } else { self.add(&w.mul(z)) }
     }
+    /// The end of an affine map's sum (`Float::end_sum`; the identity for rationals).
+    #[inline(always)]
+    fn end_sum(&self) -> Self {
+        self.clone()
+    }
     /// −a (exact in every format).
     fn neg(&self) -> Self;
     fn tanh(&self) -> Self;
@@ -71,6 +76,14 @@ macro_rules! float_scalar {
                 Float::mul_add(*self, *z, *acc)
             }
             #[inline(always)]
+            fn plus_product(&self, w: &Self, z: &Self, fma: bool) -> Self {
+                Float::plus_product(*self, *w, *z, fma)
+            }
+            #[inline(always)]
+            fn end_sum(&self) -> Self {
+                Float::end_sum(*self)
+            }
+            #[inline(always)]
             fn neg(&self) -> Self {
                 let neg: fn(&$t) -> $t = $neg;
                 neg(self)
@@ -103,6 +116,8 @@ float_scalar!(f32, |x| <f32 as Float>::from_f64_exact(-Float::to_f64(*x)));
 float_scalar!(f16, |x| <f16 as Float>::from_f64_exact(-Float::to_f64(*x)));
 float_scalar!(bf16, |x| <bf16 as Float>::from_f64_exact(-Float::to_f64(*x)));
 float_scalar!(crate::num::custom_float::Custom, |x| x.negated());
+float_scalar!(crate::num::f32_sums::Bf16SumF32, |x| crate::num::f32_sums::Bf16SumF32(-x.0));
+float_scalar!(crate::num::f32_sums::F16SumF32, |x| crate::num::f32_sums::F16SumF32(-x.0));
 
 impl Scalar for Rational {
     const EXACT: bool = true;

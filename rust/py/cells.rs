@@ -11,11 +11,12 @@ use crate::net::stacked::Stack;
 use crate::net::torch::{from_state_dict, TorchModule};
 use crate::num::custom_float::{with_format, Custom};
 use crate::num::dtype::Dtype;
+use crate::num::f32_sums::{Bf16SumF32, F16SumF32};
 use crate::num::rational::{rational_from_f64, rational_to_string};
 use crate::num::scalar::Scalar;
 use crate::py::convert::{fraction_type, py_fraction, read_input, read_tensor, to_pyerr, Tensor, ToNumpy, Values};
 use crate::py::interrupt::run_interruptible;
-use crate::py::network::{parse_dtype, require_approx_format};
+use crate::py::network::{f32_sums, parse_dtype, require_approx_format};
 use crate::sim::cells::run::Starts;
 use crate::sim::cells::StackPlan;
 use crate::sim::plan_cache::PlanCache;
@@ -75,6 +76,8 @@ float_py_scalar!(f64);
 float_py_scalar!(f32);
 float_py_scalar!(f16);
 float_py_scalar!(bf16);
+float_py_scalar!(Bf16SumF32);
+float_py_scalar!(F16SumF32);
 float_py_scalar!(Custom);
 
 impl PyScalar for Rational {
@@ -332,11 +335,12 @@ impl PyCellNetwork {
 
     /// One sequence x (T, n): {"states": top h_0..h_T, "cells": top c_0..c_T (LSTM-like top),
     /// "final": [h per layer], "final_c": [c per layer or None]}.
-    #[pyo3(signature = (x, dtype="exact", h0=None, c0=None, fma=false, approx_activations=false))]
+    #[pyo3(signature = (x, dtype="exact", h0=None, c0=None, fma=false, approx_activations=false, accumulate=None))]
     #[allow(clippy::too_many_arguments)]
-    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<Vec<Option<Bound<'_, PyAny>>>>, c0: Option<Vec<Option<Bound<'_, PyAny>>>>, fma: bool, approx_activations: bool) -> PyResult<Py<PyAny>> {
+    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<Vec<Option<Bound<'_, PyAny>>>>, c0: Option<Vec<Option<Bound<'_, PyAny>>>>, fma: bool, approx_activations: bool, accumulate: Option<&str>) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         require_approx_format(py, dt, approx_activations)?;
+        let sums = f32_sums(py, dt, accumulate)?;
         let approx = approx_activations;
         let exact = dt == Dtype::Exact;
         let x = read_input(py, x, exact, 2, self.stack.input_size())?;
@@ -346,6 +350,8 @@ impl PyCellNetwork {
             Dtype::Exact => run_one::<Rational>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
             Dtype::F64 => run_one::<f64>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
             Dtype::F32 => run_one::<f32>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
+            Dtype::Bf16 if sums => run_one::<Bf16SumF32>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
+            Dtype::F16 if sums => run_one::<F16SumF32>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
             Dtype::Bf16 => run_one::<bf16>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
             Dtype::F16 => run_one::<f16>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx),
             Dtype::Custom(f) => with_format(f, || run_one::<Custom>(py, self, x, h0.as_ref(), c0.as_ref(), fma, approx)),
@@ -355,7 +361,7 @@ impl PyCellNetwork {
     /// A batch x (B, T, n), parallel over sequences with the GIL released: {"states" (B, T, H),
     /// "cells" (B, T, H) (keep="all", not "states"; cells only for an LSTM-like top layer), "final": [(B, H_l)
     /// per layer], "final_c": [(B, H_l) or None per layer]}. Bitwise identical for any threads.
-    #[pyo3(signature = (x, dtype="f32", h0=None, c0=None, lengths=None, threads=None, keep="all", progress=None, fma=false, approx_activations=false))]
+    #[pyo3(signature = (x, dtype="f32", h0=None, c0=None, lengths=None, threads=None, keep="all", progress=None, fma=false, approx_activations=false, accumulate=None))]
     #[allow(clippy::too_many_arguments)]
     fn run_batch(
         &self,
@@ -370,9 +376,11 @@ impl PyCellNetwork {
         progress: Option<&Bound<'_, PyAny>>,
         fma: bool,
         approx_activations: bool,
+        accumulate: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         require_approx_format(py, dt, approx_activations)?;
+        let sums = f32_sums(py, dt, accumulate)?;
         let approx = approx_activations;
         let exact = dt == Dtype::Exact;
         let keep = Keep::parse(keep).map_err(|e| to_pyerr(py, e))?;
@@ -395,6 +403,8 @@ impl PyCellNetwork {
             Dtype::Exact => run_batch::<Rational>(py, self, x, h, c, &spec, progress, approx),
             Dtype::F64 => run_batch::<f64>(py, self, x, h, c, &spec, progress, approx),
             Dtype::F32 => run_batch::<f32>(py, self, x, h, c, &spec, progress, approx),
+            Dtype::Bf16 if sums => run_batch::<Bf16SumF32>(py, self, x, h, c, &spec, progress, approx),
+            Dtype::F16 if sums => run_batch::<F16SumF32>(py, self, x, h, c, &spec, progress, approx),
             Dtype::Bf16 => run_batch::<bf16>(py, self, x, h, c, &spec, progress, approx),
             Dtype::F16 => run_batch::<f16>(py, self, x, h, c, &spec, progress, approx),
             Dtype::Custom(f) => with_format(f, || run_batch::<Custom>(py, self, x, h, c, &spec, progress, approx)),

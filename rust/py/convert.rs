@@ -339,6 +339,19 @@ impl ToNumpy for Custom {
     }
 }
 
+/// The half formats with f32 sums: their values as float32 (f32's result arrays; exact).
+macro_rules! f32_sums_to_numpy {
+    ($t:ty) => {
+        impl ToNumpy for $t {
+            fn to_numpy<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {
+                <f32 as ToNumpy>::to_numpy(py, crate::num::f32_sums::cast_vec(v), shape)
+            }
+        }
+    };
+}
+f32_sums_to_numpy!(crate::num::f32_sums::Bf16SumF32);
+f32_sums_to_numpy!(crate::num::f32_sums::F16SumF32);
+
 impl ToNumpy for bf16 {
     fn to_numpy<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {
         let wide: Vec<f32> = v.into_iter().map(|x| x.to_f32()).collect();

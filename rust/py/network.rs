@@ -7,6 +7,7 @@ use crate::net::matrix::RatMatrix;
 use crate::net::simple_rnn::{shape_problems, Linear, Shapes, SimpleRnn};
 use crate::num::custom_float::{with_format, Custom};
 use crate::num::dtype::Dtype;
+use crate::num::f32_sums::{Bf16SumF32, F16SumF32};
 use crate::num::exact_vector::ExactVector;
 use crate::num::rational::rational_to_string;
 use crate::py::convert::{fraction_type, py_exact_vector, py_rationals, read_input, read_tensor, to_pyerr, Tensor, ToNumpy};
@@ -84,6 +85,27 @@ impl PySimpleRnn {
 
 pub(crate) fn parse_dtype(py: Python<'_>, dtype: &str) -> PyResult<Dtype> {
     Dtype::parse(dtype).map_err(|e| to_pyerr(py, e))
+}
+
+/// What `accumulate=` asks for: None (the format's own sums) or f32 sums for a half format
+/// (`num::f32_sums`). "f32" with dtype="f32" is f32's own sums; other dtypes refuse it
+/// (UnsupportedError), other values are InvalidInputError.
+pub(crate) fn f32_sums(py: Python<'_>, dt: Dtype, accumulate: Option<&str>) -> PyResult<bool> {
+    match accumulate {
+        None => Ok(false),
+        Some("f32") => match dt {
+            Dtype::Bf16 | Dtype::F16 => Ok(true),
+            Dtype::F32 => Ok(false),
+            _ => Err(to_pyerr(
+                py,
+                SimError::Unsupported(format!(
+                    "accumulate=\"f32\" is defined for dtype=\"bf16\" and \"f16\" (and \"f32\", whose own sums it names), not {:?}",
+                    dt.name()
+                )),
+            )),
+        },
+        Some(other) => Err(to_pyerr(py, input_problem(format!("accumulate must be None or \"f32\", got {other:?}")))),
+    }
 }
 
 /// `approx_activations=True` is for f32 only: UnsupportedError otherwise.
@@ -244,11 +266,12 @@ impl PySimpleRnn {
     }
 
     /// Runs one sequence x (T, input_size): {"states": h_0..h_T, "outputs": y_0..y_T}.
-    #[pyo3(signature = (x, dtype="exact", h0=None, max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, fma=false, approx_activations=false))]
+    #[pyo3(signature = (x, dtype="exact", h0=None, max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, fma=false, approx_activations=false, accumulate=None))]
     #[allow(clippy::too_many_arguments)]
-    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<&Bound<'_, PyAny>>, max_bits: u64, fma: bool, approx_activations: bool) -> PyResult<Py<PyAny>> {
+    fn run(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &str, h0: Option<&Bound<'_, PyAny>>, max_bits: u64, fma: bool, approx_activations: bool, accumulate: Option<&str>) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         require_approx_format(py, dt, approx_activations)?;
+        let sums = f32_sums(py, dt, accumulate)?;
         let approx = approx_activations;
         let exact = dt == Dtype::Exact;
         let x = read_input(py, x, exact, 2, self.net.input_size())?;
@@ -271,6 +294,8 @@ impl PySimpleRnn {
             }
             Dtype::F64 => float_run::<f64>(py, self, x, h0.as_ref(), fma, approx),
             Dtype::F32 => float_run::<f32>(py, self, x, h0.as_ref(), fma, approx),
+            Dtype::Bf16 if sums => float_run::<Bf16SumF32>(py, self, x, h0.as_ref(), fma, approx),
+            Dtype::F16 if sums => float_run::<F16SumF32>(py, self, x, h0.as_ref(), fma, approx),
             Dtype::Bf16 => float_run::<bf16>(py, self, x, h0.as_ref(), fma, approx),
             Dtype::F16 => float_run::<f16>(py, self, x, h0.as_ref(), fma, approx),
             Dtype::Custom(c) => with_format(c, || float_run::<Custom>(py, self, x, h0.as_ref(), fma, approx)),
@@ -278,7 +303,7 @@ impl PySimpleRnn {
     }
 
     /// Runs a batch x (B, T, input_size) in parallel over sequences (GIL released).
-    #[pyo3(signature = (x, dtype="f32", h0=None, lengths=None, threads=None, keep="all", max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, progress=None, fma=false, approx_activations=false))]
+    #[pyo3(signature = (x, dtype="f32", h0=None, lengths=None, threads=None, keep="all", max_bits=crate::sim::exact_engine::DEFAULT_MAX_BITS, progress=None, fma=false, approx_activations=false, accumulate=None))]
     #[allow(clippy::too_many_arguments)]
     fn run_batch(
         &self,
@@ -293,9 +318,11 @@ impl PySimpleRnn {
         progress: Option<&Bound<'_, PyAny>>,
         fma: bool,
         approx_activations: bool,
+        accumulate: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
         let dt = parse_dtype(py, dtype)?;
         require_approx_format(py, dt, approx_activations)?;
+        let sums = f32_sums(py, dt, accumulate)?;
         let approx = approx_activations;
         let exact = dt == Dtype::Exact;
         let keep = Keep::parse(keep).map_err(|e| to_pyerr(py, e))?;
@@ -320,6 +347,8 @@ impl PySimpleRnn {
             Dtype::Exact => exact_batch(py, net, x, h0, &spec, max_bits, progress),
             Dtype::F64 => float_batch::<f64>(py, self, x, h0.as_ref(), &spec, progress, approx),
             Dtype::F32 => float_batch::<f32>(py, self, x, h0.as_ref(), &spec, progress, approx),
+            Dtype::Bf16 if sums => float_batch::<Bf16SumF32>(py, self, x, h0.as_ref(), &spec, progress, approx),
+            Dtype::F16 if sums => float_batch::<F16SumF32>(py, self, x, h0.as_ref(), &spec, progress, approx),
             Dtype::Bf16 => float_batch::<bf16>(py, self, x, h0.as_ref(), &spec, progress, approx),
             Dtype::F16 => float_batch::<f16>(py, self, x, h0.as_ref(), &spec, progress, approx),
             Dtype::Custom(c) => with_format(c, || float_batch::<Custom>(py, self, x, h0.as_ref(), &spec, progress, approx)),

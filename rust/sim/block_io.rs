@@ -17,13 +17,13 @@ use crate::sim::lanes::LaneFormat;
 use crate::sim::pool::with_pool;
 use crate::sim::run::BatchSpec;
 use rayon::prelude::*;
-use std::any::TypeId;
 use std::borrow::Cow;
 
-/// `xs` as lane values: borrowed when `F` is its own lane type, else converted (exactly).
+/// `xs` as lane values: borrowed when `F` is stored as its lane values, else converted (exactly).
 pub fn lane_inputs<F: LaneFormat>(xs: &[F]) -> Cow<'_, [F::C]> {
-    if TypeId::of::<F>() == TypeId::of::<F::C>() {
-        // SAFETY: F and F::C are the same type (checked above).
+    if F::STORED_AS_LANE {
+        // SAFETY: F is stored as its lane value (`LaneFormat::STORED_AS_LANE`): same size,
+        // alignment and bits.
         Cow::Borrowed(unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<F::C>(), xs.len()) })
     } else {
         Cow::Owned(F::to_lanes(xs))

@@ -107,7 +107,7 @@ pub(crate) fn advise_huge_pages<T>(buf: &mut [MaybeUninit<T>]) {
 #[inline]
 pub fn store_uninit<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) {
     debug_assert_eq!(dst.len(), src.len());
-    if TypeId::of::<F>() == TypeId::of::<F::C>() {
+    if F::STORED_AS_LANE {
         for (d, &s) in dst.iter_mut().zip(src) {
             d.write(F::from_lane(s));
         }
@@ -185,7 +185,7 @@ impl Kept {
     }
 }
 
-/// dst = src with non-temporal stores when `F` is its own lane type f32 or f64 and `dst`
+/// dst = src with non-temporal stores when `F` is stored as its lane values (f32 or f64) and `dst`
 /// starts on a 16-byte boundary with a whole number of 16-byte units; false (nothing
 /// written) otherwise.
 #[inline]
@@ -194,11 +194,11 @@ fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool 
     {
         use std::arch::x86_64::*;
         let (p, bytes) = (dst.as_mut_ptr() as usize, std::mem::size_of_val(dst));
-        if TypeId::of::<F>() != TypeId::of::<F::C>() || p % 16 != 0 || bytes % 16 != 0 || dst.len() != src.len() {
+        if !F::STORED_AS_LANE || p % 16 != 0 || bytes % 16 != 0 || dst.len() != src.len() {
             return false;
         }
         let (d, sp) = (dst.as_mut_ptr().cast::<u8>(), src.as_ptr().cast::<u8>());
-        if TypeId::of::<F>() == TypeId::of::<f32>() {
+        if TypeId::of::<F::C>() == TypeId::of::<f32>() {
             for i in (0..bytes).step_by(16) {
                 // SAFETY: SSE2 (x86-64); i + 16 ≤ bytes = the length of both slices in
                 // bytes (F is F::C, same length), and d + i is 16-byte aligned (checked).
@@ -206,7 +206,7 @@ fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool 
             }
             return true;
         }
-        if TypeId::of::<F>() == TypeId::of::<f64>() {
+        if TypeId::of::<F::C>() == TypeId::of::<f64>() {
             for i in (0..bytes).step_by(16) {
                 // SAFETY: as above.
                 unsafe { _mm_stream_pd(d.add(i).cast(), _mm_loadu_pd(sp.add(i).cast())) };

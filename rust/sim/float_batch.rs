@@ -288,6 +288,8 @@ pub fn try_lockstep<F: Float>(plan: &FloatPlan<F>, xs: &[F], h0: Option<&[F]>, s
         .or_else(|| go::<F, f64>(plan, xs, h0, spec, ctl))
         .or_else(|| go::<F, half::f16>(plan, xs, h0, spec, ctl))
         .or_else(|| go::<F, half::bf16>(plan, xs, h0, spec, ctl))
+        .or_else(|| go::<F, crate::num::f32_sums::Bf16SumF32>(plan, xs, h0, spec, ctl))
+        .or_else(|| go::<F, crate::num::f32_sums::F16SumF32>(plan, xs, h0, spec, ctl))
 }
 
 #[cfg(test)]

@@ -133,7 +133,7 @@ impl<F: Float> FloatPlan<F> {
             column_step(acc, &self.vt[j * d..(j + 1) * d], hj, fma);
         }
         for a in acc.iter_mut() {
-            *a = activate(self.activation, *a);
+            *a = activate(self.activation, a.end_sum());
         }
     }
 
@@ -146,22 +146,23 @@ impl<F: Float> FloatPlan<F> {
             for (&w, &hj) in self.ro_w[o * d..(o + 1) * d].iter().zip(h) {
                 acc = acc.plus_product(w, hj, fma);
             }
-            *y = acc;
+            *y = acc.end_sum();
         }
     }
 }
 
-/// acc_i = acc_i + col_i·z for every unit i (one rounding per operation, or one per step
-/// when `fma`); the branch is outside the loop so that each loop vectorises.
+/// acc_i = acc_i + col_i·z for every unit i (`Float::plus_product`: one rounding per
+/// operation, or one per step when `fma`); the branch is outside the loop so that each
+/// loop vectorises.
 #[inline(always)]
 fn column_step<F: Float>(acc: &mut [F], col: &[F], z: F, fma: bool) {
     if fma {
         for (a, &w) in acc.iter_mut().zip(col) {
-            *a = w.mul_add(z, *a);
+            *a = a.plus_product(w, z, true);
         }
     } else {
         for (a, &w) in acc.iter_mut().zip(col) {
-            *a = a.add(w.mul(z));
+            *a = a.plus_product(w, z, false);
         }
     }
 }

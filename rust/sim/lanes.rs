@@ -48,7 +48,15 @@ pub enum Rounding {
 /// A builtin format as the kernel computes it.
 pub trait LaneFormat: Float {
     type C: Lane + Default;
+    /// The format whose tiles compute the affine maps' sums (`tile_kernel::affine_panels`):
+    /// the format itself, or f32 for the half formats with f32 sums (`num::f32_sums`),
+    /// whose rows are then rounded to the format (`round_lanes`).
+    type Sum: LaneFormat<C = Self::C>;
     const ROUNDING: Rounding;
+    /// Whether a value is stored as its lane value, bit for bit (f32, f64, and the half
+    /// formats with f32 sums, `repr(transparent)` over f32): slices of F and of F::C are
+    /// then the same memory (`block_io::lane_inputs`, `block_results`).
+    const STORED_AS_LANE: bool = false;
     fn to_lane(self) -> Self::C;
     /// Exact: `c` is a value of the format.
     fn from_lane(c: Self::C) -> Self;
@@ -123,6 +131,8 @@ pub trait LaneFormat: Float {
 }
 
 impl LaneFormat for f64 {
+    type Sum = f64;
+    const STORED_AS_LANE: bool = true;
     const ROUNDING: Rounding = Rounding::F64;
     type C = f64;
     #[inline(always)]
@@ -140,6 +150,8 @@ impl LaneFormat for f64 {
 }
 
 impl LaneFormat for f32 {
+    type Sum = f32;
+    const STORED_AS_LANE: bool = true;
     const ROUNDING: Rounding = Rounding::F32;
     type C = f32;
     #[inline(always)]
@@ -186,6 +198,7 @@ pub fn round_f16_in_f32(x: f32) -> f32 {
 }
 
 impl LaneFormat for f16 {
+    type Sum = f16;
     const ROUNDING: Rounding = Rounding::F16;
     type C = f32;
     #[inline(always)]
@@ -220,6 +233,7 @@ impl LaneFormat for f16 {
 }
 
 impl LaneFormat for bf16 {
+    type Sum = bf16;
     const ROUNDING: Rounding = Rounding::Bf16;
     type C = f32;
     #[inline(always)]
@@ -244,6 +258,36 @@ impl LaneFormat for bf16 {
     fn tanh_slice(v: &mut [f32]) { half_tables::apply(Func::Tanh, BinaryFormat::BF16, v) }
     fn sigmoid_slice(v: &mut [f32]) { half_tables::apply(Func::Sigmoid, BinaryFormat::BF16, v) }
 }
+
+/// The half formats with f32 sums (`num::f32_sums`): the half format's lanes and
+/// elementwise operations, f32's sums.
+macro_rules! half_with_f32_sums_lanes {
+    ($t:ty, $half:ty, $rounding:expr) => {
+        impl LaneFormat for $t {
+            type C = f32;
+            type Sum = f32;
+            const ROUNDING: Rounding = $rounding;
+            const STORED_AS_LANE: bool = true;
+            #[inline(always)]
+            fn to_lane(self) -> f32 { self.0 }
+            #[inline(always)]
+            fn from_lane(c: f32) -> Self { Self(c) }
+            #[inline(always)]
+            fn add_l(a: f32, b: f32) -> f32 { <$half as LaneFormat>::add_l(a, b) }
+            #[inline(always)]
+            fn mul_l(a: f32, b: f32) -> f32 { <$half as LaneFormat>::mul_l(a, b) }
+            fn round_lanes(v: &mut [f32]) { <$half as LaneFormat>::round_lanes(v) }
+            #[inline(always)]
+            fn tanh_l(x: f32) -> f32 { <$half as LaneFormat>::tanh_l(x) }
+            #[inline(always)]
+            fn sigmoid_l(x: f32) -> f32 { <$half as LaneFormat>::sigmoid_l(x) }
+            fn tanh_slice(v: &mut [f32]) { <$half as LaneFormat>::tanh_slice(v) }
+            fn sigmoid_slice(v: &mut [f32]) { <$half as LaneFormat>::sigmoid_slice(v) }
+        }
+    };
+}
+half_with_f32_sums_lanes!(crate::num::f32_sums::Bf16SumF32, bf16, Rounding::Bf16);
+half_with_f32_sums_lanes!(crate::num::f32_sums::F16SumF32, f16, Rounding::F16);
 
 /// `round_bf16_in_f32` (`BF`) or `round_f16_in_f32` over a slice, in place: 16 lanes at a
 /// time with AVX-512 (`simd_round::round_slice`, the same bits), 8 with AVX2 + F16C

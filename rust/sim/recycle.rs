@@ -16,7 +16,8 @@
 //! [`DEFAULT_MIB`] MiB; 0 keeps none) are held, the oldest dropped first. Contents are
 //! never read: the engines write every value of a buffer before it is returned.
 
-use std::any::Any;
+use crate::num::f32_sums::{cast_vec, f32_layout};
+use std::any::{Any, TypeId};
 use std::sync::{Mutex, OnceLock};
 
 /// Smallest buffer kept, in bytes.
@@ -87,7 +88,13 @@ fn pool() -> std::sync::MutexGuard<'static, Pool> {
 
 /// A buffer of capacity at least n and length 0, from the process's kept buffers when one
 /// fits, else newly allocated.
+///
+/// Types stored as one f32 (the half formats with f32 sums, `num::f32_sums`) take and give
+/// f32's buffers: their results come back to the pool as float32 arrays.
 pub fn take<T: Send + 'static>(n: usize) -> Vec<T> {
+    if f32_layout::<T>() && TypeId::of::<T>() != TypeId::of::<f32>() {
+        return cast_vec(take::<f32>(n));
+    }
     if n * std::mem::size_of::<T>() >= MIN_BYTES {
         if let Some(v) = pool().take(n) {
             return v;
@@ -98,6 +105,9 @@ pub fn take<T: Send + 'static>(n: usize) -> Vec<T> {
 
 /// Gives a result's buffer back (kept for a later `take` if the policy allows, else freed).
 pub fn give<T: Send + 'static>(v: Vec<T>) {
+    if f32_layout::<T>() && TypeId::of::<T>() != TypeId::of::<f32>() {
+        return give::<f32>(cast_vec(v));
+    }
     if v.capacity() * std::mem::size_of::<T>() >= MIN_BYTES {
         pool().give(v);
     }

@@ -143,7 +143,13 @@ pub struct Term<'a, C> {
 /// acc (ns rows of stride `packed.up`) += z (ns rows of stride `ldz`, first `packed.k`
 /// values used) · Wᵀ, k ascending, every operation rounded, or every product-sum fused when
 /// `fma` (see the module doc).
+///
+/// For the half formats with f32 sums this continues an f32 sum (f32's steps, no rounding:
+/// `affine` ends a sum).
 pub fn accumulate<F: LaneFormat>(packed: &Packed<F::C>, z: &[F::C], ldz: usize, ns: usize, acc: &mut [F::C], fma: bool) {
+    if f32_sums::<F>() {
+        return accumulate::<F::Sum>(packed, z, ldz, ns, acc, fma);
+    }
     if ns == 0 || packed.k == 0 {
         return;
     }
@@ -184,10 +190,21 @@ pub fn affine<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize,
 /// # Safety
 /// `out` points to `ns` rows of `bias.len()` values, and nothing else reads or writes the
 /// units of `panels` in those rows during the call.
+///
+/// The half formats with f32 sums (`num::f32_sums`) run f32's tiles (`LaneFormat::Sum`),
+/// then round each computed value to the half format (`round_lanes`, once per sum).
 pub unsafe fn affine_panels<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: *mut F::C, fma: bool, panels: std::ops::Range<usize>) {
     let up = bias.len();
     assert!(!terms.is_empty() && terms.iter().all(|t| t.w.up == up && t.w.pw == terms[0].w.pw) && panels.end <= up / terms[0].w.pw);
     if ns == 0 || panels.is_empty() {
+        return;
+    }
+    if f32_sums::<F>() {
+        affine_panels::<F::Sum>(bias, terms, ns, out, fma, panels.clone());
+        let pw = terms[0].w.pw;
+        for s in 0..ns {
+            F::round_lanes(std::slice::from_raw_parts_mut(out.add(s * up + panels.start * pw), panels.len() * pw));
+        }
         return;
     }
     terms.iter().for_each(|t| check_term(t, ns));
@@ -226,7 +243,13 @@ pub struct GateSplit<'a, C> {
 /// the gates: hsz not a multiple of the SIMD lanes (a vector would hold two gates), no
 /// AVX-512 or AVX2 tile for the format (or, for bf16's fused step on AVX2, products that
 /// are not exact in f32), or the native f16 tile; the caller then runs `affine` and adds.
+///
+/// Also false for the half formats with f32 sums (the gates' sums are rounded before the
+/// addition, which the tiles' last step would skip).
 pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: &mut [F::C], split: GateSplit<'_, F::C>, fma: bool) -> bool {
+    if f32_sums::<F>() {
+        return false;
+    }
     let (up, hsz) = (bias.len(), split.hsz);
     let units = terms.first().map_or(0, |t| t.w.units);
     let regions = split.region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
@@ -244,6 +267,13 @@ pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: 
         let _ = (split, fma);
         false
     }
+}
+
+/// Whether F's sums run in another format (`LaneFormat::Sum`: the half formats with f32
+/// sums), whose tiles F's maps then use.
+#[inline(always)]
+fn f32_sums<F: LaneFormat>() -> bool {
+    std::any::TypeId::of::<F::Sum>() != std::any::TypeId::of::<F>()
 }
 
 fn check_term<C>(t: &Term<'_, C>, ns: usize) {

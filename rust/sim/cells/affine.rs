@@ -6,7 +6,9 @@
 //!   acc = b_r;   acc = acc + w_{r,k}·z_k   for k = 0, 1, … (ascending),   out_r = acc
 //!
 //! with every product and every sum rounded to the format, or with `fma` (an `fma=True`
-//! run) every step acc = fma(w_{r,k}, z_k, acc) rounded once (`num::fused`); z may be the
+//! run) every step acc = fma(w_{r,k}, z_k, acc) rounded once (`num::fused`), then
+//! `Scalar::end_sum` (the half formats with f32 sums: the steps in f32, `out_r` the sum
+//! rounded to the half format, `num::f32_sums`; the identity otherwise); z may be the
 //! concatenation of several vectors ([x_t ; h_{t−1}]), taken in the order given. For one
 //! sequence this is a matrix–vector product per step; a batched lock-step kernel replaces
 //! exactly these calls by one GEMM over the batch (and, for the input maps, which do not
@@ -57,7 +59,7 @@ impl<S: Scalar> DenseAffine<S> {
                     k += 1;
                 }
             }
-            *o = acc;
+            *o = acc.end_sum();
         }
     }
 }

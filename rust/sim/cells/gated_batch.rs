@@ -386,6 +386,8 @@ pub fn try_lockstep<S: Scalar>(plan: &StackPlan<S>, xs: &[S], starts: &Starts<S>
         .or_else(|| go::<S, f64>(plan, xs, starts, spec, ctl))
         .or_else(|| go::<S, half::f16>(plan, xs, starts, spec, ctl))
         .or_else(|| go::<S, half::bf16>(plan, xs, starts, spec, ctl))
+        .or_else(|| go::<S, crate::num::f32_sums::Bf16SumF32>(plan, xs, starts, spec, ctl))
+        .or_else(|| go::<S, crate::num::f32_sums::F16SumF32>(plan, xs, starts, spec, ctl))
 }
 
 #[cfg(test)]

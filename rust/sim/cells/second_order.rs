@@ -5,6 +5,10 @@
 //!   full tensor:  m_ij = Σ_k A_ijk x_k (from 0, k ascending);   acc_i += m_ij·h_j (j ascending)
 //!   CP factors:   s_r = Σ_k S_rk x_k,  q_r = Σ_j Q_rj h_j (from 0);  acc_i += P_ir·(q_r·s_r) (r ascending)
 //!   h'_i = act(acc_i)
+//!
+//! With f32 sums (`num::f32_sums`) each of those sums runs in f32 and is rounded to the half
+//! format where it ends (`Scalar::end_sum`): acc_i after the affine map, m_ij before its
+//! product with h_j, acc_i again before the activation (s_r, q_r by `DenseAffine`).
 
 use crate::net::activation::Activation;
 use crate::net::second_order::{Bilinear, SecondOrder};
@@ -60,7 +64,7 @@ impl<S: Scalar> SecondOrderPlan<S> {
                         for (k, xk) in x.iter().enumerate() {
                             m = m.plus_product(&a[base + k], xk, fma);
                         }
-                        *acc_i = acc_i.plus_product(&m, hj, fma);
+                        *acc_i = acc_i.plus_product(&m.end_sum(), hj, fma);
                     }
                 }
             }
@@ -81,7 +85,7 @@ impl<S: Scalar> SecondOrderPlan<S> {
             }
         }
         for (o, a) in next[..hsz].iter_mut().zip(acc.iter()) {
-            *o = activate(self.activation, a);
+            *o = activate(self.activation, &a.end_sum());
         }
     }
 }
