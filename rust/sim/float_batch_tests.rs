@@ -5,6 +5,7 @@ use super::*;
 use crate::net::matrix::RatMatrix;
 use crate::net::simple_rnn::{Linear, SimpleRnn};
 use crate::sim::run::{run_batch_float_per_sequence, Keep};
+use crate::num::f32_sums::{Bf16SumF32, F16SumF32};
 use half::{bf16, f16};
 use malachite::Rational;
 
@@ -180,8 +181,13 @@ fn one_sequence_of_a_small_layer_in_registers_equals_the_per_sequence_engine() {
             assert_eq!(weights_of(&FloatPlan::<f64>::new(&rnn)).single.is_some(), able && d <= 32, "f64 hidden {d}");
             check::<f32>(&rnn, 1, 30, 900 + i as u64);
             check::<f64>(&rnn, 1, 30, 950 + i as u64);
+            // the half formats with f32 sums, in f32 lanes (`V512h`)
+            assert_eq!(weights_of(&FloatPlan::<Bf16SumF32>::new(&rnn)).single.is_some(), able && d <= 64, "bf16+f32 hidden {d}");
+            assert_eq!(weights_of(&FloatPlan::<F16SumF32>::new(&rnn)).single.is_some(), able && d <= 64, "f16+f32 hidden {d}");
+            check::<Bf16SumF32>(&rnn, 1, 30, 1000 + i as u64);
+            check::<F16SumF32>(&rnn, 1, 30, 1050 + i as u64);
         }
     }
-    // the half formats stay on the tiles
+    // the half formats' own sums stay on the tiles
     assert!(weights_of(&FloatPlan::<f16>::new(&net(16, 4, 0, Activation::Tanh, 1))).single.is_none());
 }

@@ -23,8 +23,8 @@ use std::sync::OnceLock;
 const SIZE: usize = 1 << 16;
 
 /// The table of `func` in `fmt` (f16 or bf16): entry i = round_F(D(the value with bits i))
-/// as an f32.
-fn table(func: Func, fmt: BinaryFormat) -> &'static [f32] {
+/// as an f32 (also the register kernels' lookups, `gated_single_vectors::V512h`).
+pub fn table(func: Func, fmt: BinaryFormat) -> &'static [f32] {
     static TABLES: [OnceLock<Box<[f32]>>; 4] = [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let bf = fmt == BinaryFormat::BF16;
     debug_assert!(bf || fmt == BinaryFormat::F16, "half tables exist for f16 and bf16 only");

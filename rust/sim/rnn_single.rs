@@ -1,6 +1,7 @@
 //! One sequence of a SimpleRNN a tick at a time in registers: the lock-step kernel's path for
 //! a block of one sequence on one thread (`float_batch::run_block`) when the hidden size is
-//! at most 64 in f32 or 32 in f64 and the CPU has AVX-512. Per tick, on the vectors of the
+//! at most 64 in f32 (and bf16 / f16 with f32 sums, in f32 lanes: `V512h`) or 32 in f64
+//! and the CPU has AVX-512. Per tick, on the vectors of the
 //! units (`gated_single_vectors`: 16 f32 or 8 f64 lanes, the units padded to whole vectors
 //! with zero weights):
 //!
@@ -17,7 +18,9 @@
 //! products). The f64 tick is now mostly its tanh call's latency (~110 ns for 16 values).
 
 use crate::net::activation::Activation;
+use crate::num::f32_sums::{cast_vec, Bf16SumF32, F16SumF32};
 use crate::sim::float_engine::FloatPlan;
+use crate::sim::lanes::Rounding;
 use std::any::Any;
 
 /// Largest hidden size run here, f32 (4 vectors of 16) and f64 (4 vectors of 8).
@@ -33,6 +36,9 @@ pub struct RnnLayer<E> {
     /// vectors of the units
     q: usize,
     act: Activation,
+    /// the arithmetic of the lanes: f32 or f64 (their own), or bf16 / f16 with f32 sums
+    /// (f32 lanes, `gated_single_vectors::V512h`)
+    format: Rounding,
     wx: Vec<E>,
     v: Vec<E>,
     b: Vec<E>,
@@ -44,24 +50,40 @@ pub enum AnyRnn {
     F64(RnnLayer<f64>),
 }
 
-/// `plan` (a `FloatPlan` of some format) packed for this kernel when its format is f32 or f64,
-/// the CPU has AVX-512 F/VL/DQ and FMA, and its hidden size fits.
+/// `plan` (a `FloatPlan` of some format) packed for this kernel when its format is f32, f64
+/// or a half format with f32 sums (`accumulate="f32"`, in f32 lanes; not with the
+/// approximate activations, which are f32's), the CPU has AVX-512 F/VL/DQ and FMA, and its
+/// hidden size fits.
 pub fn pack_any(plan: &dyn Any) -> Option<AnyRnn> {
     if !crate::sim::cpu::avx512() {
         return None;
     }
     if let Some(p) = plan.downcast_ref::<FloatPlan<f32>>() {
-        return pack(p, 16, MAX_HIDDEN_F32).map(AnyRnn::F32);
+        return pack(p, 16, MAX_HIDDEN_F32, Rounding::F32).map(AnyRnn::F32);
     }
     if let Some(p) = plan.downcast_ref::<FloatPlan<f64>>() {
-        return pack(p, 8, MAX_HIDDEN_F64).map(AnyRnn::F64);
+        return pack(p, 8, MAX_HIDDEN_F64, Rounding::F64).map(AnyRnn::F64);
+    }
+    if let Some(p) = plan.downcast_ref::<FloatPlan<Bf16SumF32>>() {
+        return pack(p, 16, MAX_HIDDEN_F32, Rounding::Bf16).map(|l| AnyRnn::F32(l.in_f32()));
+    }
+    if let Some(p) = plan.downcast_ref::<FloatPlan<F16SumF32>>() {
+        return pack(p, 16, MAX_HIDDEN_F32, Rounding::F16).map(|l| AnyRnn::F32(l.in_f32()));
     }
     None
 }
 
-fn pack<E: crate::num::float::Float + Copy>(p: &FloatPlan<E>, lanes: usize, max: usize) -> Option<RnnLayer<E>> {
+impl<E: 'static> RnnLayer<E> {
+    /// The same layer with its values seen as f32s (E stored as one f32: `f32_sums::cast_vec`).
+    fn in_f32(self) -> RnnLayer<f32> {
+        RnnLayer { d: self.d, n: self.n, q: self.q, act: self.act, format: self.format, wx: cast_vec(self.wx), v: cast_vec(self.v), b: cast_vec(self.b) }
+    }
+}
+
+fn pack<E: crate::num::float::Float + Copy>(p: &FloatPlan<E>, lanes: usize, max: usize, format: Rounding) -> Option<RnnLayer<E>> {
     let (d, n) = (p.d, p.n_in);
-    if d == 0 || d > max {
+    let halves = matches!(format, Rounding::Bf16 | Rounding::F16);
+    if d == 0 || d > max || (halves && matches!(p.activation, Activation::ApproxTanh | Activation::ApproxSigmoid)) {
         return None;
     }
     let q = d.div_ceil(lanes);
@@ -76,7 +98,7 @@ fn pack<E: crate::num::float::Float + Copy>(p: &FloatPlan<E>, lanes: usize, max:
     };
     let mut b = vec![E::zero(); width];
     b[..d].copy_from_slice(&p.b);
-    Some(RnnLayer { d, n, q, act: p.activation, wx: padded(&p.wt, n), v: padded(&p.vt, d), b })
+    Some(RnnLayer { d, n, q, act: p.activation, format, wx: padded(&p.wt, n), v: padded(&p.vt, d), b })
 }
 
 impl AnyRnn {
@@ -88,7 +110,14 @@ impl AnyRnn {
         use crate::sim::same_type;
         #[cfg(target_arch = "x86_64")]
         match self {
-            AnyRnn::F32(l) => x86::tick::<x86::V512>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
+            AnyRnn::F32(l) => {
+                let (x, h, out) = (same_type::slice(x), same_type::slice(h), same_type::slice_mut(out));
+                match l.format {
+                    Rounding::Bf16 => x86::tick::<x86::V512h<true>>(l, x, h, out, fma),
+                    Rounding::F16 => x86::tick::<x86::V512h<false>>(l, x, h, out, fma),
+                    _ => x86::tick::<x86::V512>(l, x, h, out, fma),
+                }
+            }
             AnyRnn::F64(l) => x86::tick::<x86::V512d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -102,7 +131,7 @@ impl AnyRnn {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::RnnLayer;
-    pub(super) use crate::sim::cells::gated_single::vectors::{Vector, V512, V512d};
+    pub(super) use crate::sim::cells::gated_single::vectors::{Vector, V512, V512d, V512h};
     use crate::sim::cells::gated_single::x86::{accumulate, affine, live, Memory};
 
     /// `AnyRnn::tick` on the layer's vectors V (16 f32 or 8 f64 lanes).
@@ -129,6 +158,10 @@ mod x86 {
     unsafe fn tick_512<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
         let pre = affine::<V, Q, 1, FUSED>(l.wx.as_ptr(), l.b.as_ptr(), Memory(x), l.n);
         let mut a = accumulate::<V, Q, 1, FUSED>(pre, l.v.as_ptr(), Memory(h), l.d);
+        // one sum per unit (bias, inputs, recurrent terms), ended once (`Vector::end_sum`)
+        for v in a[0].iter_mut() {
+            *v = v.end_sum();
+        }
         if V::GROUPED {
             V::act_gates(&mut a, l.act, l.act, 1);
         } else {

@@ -301,7 +301,8 @@ fn finish<F: LaneFormat + Scalar>(mut out: BlockOut<'_, F>, layers: &[LayerBlock
 fn run_single<E: Elem, C: 'static, F: 'static>(single: &[&AnyLayer], layers: &mut [LayerBlock<C>], x: &[C], n: usize, len: usize, states: Option<&mut [MaybeUninit<F>]>, cells: Option<&mut [MaybeUninit<F>]>, fma: bool, ctl: &Control) -> SimResult<()> {
     let typed: Vec<&RegLayer<E>> = single.iter().map(|l| l.get::<E>()).collect::<Option<_>>().expect("every layer of a stack has the same lane type");
     let mut state: Vec<LayerState<'_, E>> = layers.iter_mut().map(|lb| LayerState { h: same_type::slice_mut(&mut lb.h), c: same_type::slice_mut(&mut lb.c) }).collect();
-    gated_single::run(&typed, same_type::slice(x), n, len, &mut state, states.map(same_type::slice_mut), cells.map(same_type::slice_mut), fma, ctl)
+    // (F is E, or a half format with f32 sums and E f32: both stored as one f32)
+    gated_single::run(&typed, same_type::slice(x), n, len, &mut state, states.map(same_type::uninit_lanes_mut), cells.map(same_type::uninit_lanes_mut), fma, ctl)
 }
 
 /// Every layer's `gated_single` weights when a block of `ns` sequences on a team of `team`

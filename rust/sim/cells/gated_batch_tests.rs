@@ -227,6 +227,9 @@ fn one_sequence_of_small_layers_in_registers_equals_the_per_sequence_engine() {
     // all activations, both fma settings (check_with), and a 3-layer stack over several chunks
     in_registers::<f32>(&[1, 7, 16, 17, 33, 48, 64], 65, gated_single::available(), 0);
     in_registers::<f64>(&[1, 7, 8, 9, 16, 23, 32], 33, crate::sim::cpu::avx512(), 100);
+    // the half formats with f32 sums: f32 lanes of 16 (`V512h`), AVX-512 only
+    in_registers::<crate::num::f32_sums::Bf16SumF32>(&[1, 7, 16, 17, 33, 48, 64], 65, crate::sim::cpu::avx512(), 200);
+    in_registers::<crate::num::f32_sums::F16SumF32>(&[1, 7, 16, 17, 33, 48, 64], 65, crate::sim::cpu::avx512(), 300);
 }
 
 /// The register kernel's cases in format F: hidden sizes `sizes` run there when `able`,

@@ -1,5 +1,6 @@
 //! One sequence through a stack of small gated layers (LSTM, Doubling-LSTM, GRU; hidden ≤
-//! 64 in f32, ≤ 32 in f64) in f32 or f64, each layer's gates, cell and state held in registers
+//! 64 in f32, ≤ 32 in f64) in f32 or f64 (or bf16 / f16 with f32 sums in f32 lanes, AVX-512:
+//! each affine map's sums ended by one rounding, `Vector::end_sum`), each layer's gates, cell and state held in registers
 //! from one tick to the next: the lock-step kernel's path for a block of one sequence
 //! (`gated_batch::run_block`), with the same operations in the same order per unit as
 //! `GatedPlan::step`, so the same bits.
@@ -30,7 +31,9 @@
 use crate::error::SimResult;
 use crate::net::activation::Activation;
 use crate::sim::cancel::Control;
+use crate::num::f32_sums::{Bf16SumF32, F16SumF32};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
+use crate::sim::lanes::Rounding;
 use std::mem::MaybeUninit;
 
 /// Largest hidden size run here in f32: 4 vectors per gate block with AVX-512, 8 with AVX2
@@ -60,6 +63,9 @@ pub struct RegLayer<E> {
     gate: Activation,
     candidate: Activation,
     output: Activation,
+    /// the arithmetic of the lanes: f32 or f64 (their own), or bf16 / f16 with f32 sums
+    /// (f32 lanes, AVX-512 only: `vectors::V512h`)
+    format: Rounding,
     w_ih: Vec<E>,
     b_ih: Vec<E>,
     w_hh: Vec<E>,
@@ -134,7 +140,9 @@ impl AnyLayer {
 }
 
 /// `g` (the `GatedPlan` of a format) packed for this kernel when its format is f32 or f64,
-/// the CPU runs the kernel in it, and its hidden size fits.
+/// or a half format with f32 sums (`accumulate="f32"`: f32 lanes, with AVX-512, not with the
+/// approximate activations, which are f32's), the CPU runs the kernel in it, and its hidden
+/// size fits.
 pub fn pack_any(g: &dyn std::any::Any) -> Option<AnyLayer> {
     if let Some(p) = g.downcast_ref::<GatedPlan<f32>>() {
         return if f32::available() { pack(p).map(AnyLayer::F32) } else { None };
@@ -142,7 +150,19 @@ pub fn pack_any(g: &dyn std::any::Any) -> Option<AnyLayer> {
     if let Some(p) = g.downcast_ref::<GatedPlan<f64>>() {
         return if f64::available() { pack(p).map(AnyLayer::F64) } else { None };
     }
+    if let Some(p) = g.downcast_ref::<GatedPlan<Bf16SumF32>>() {
+        return if half_runs(p) { pack_for(p, 16, |v| v.0, Rounding::Bf16).map(AnyLayer::F32) } else { None };
+    }
+    if let Some(p) = g.downcast_ref::<GatedPlan<F16SumF32>>() {
+        return if half_runs(p) { pack_for(p, 16, |v| v.0, Rounding::F16).map(AnyLayer::F32) } else { None };
+    }
     None
+}
+
+/// Whether a layer of a half format with f32 sums runs here: AVX-512 (`V512h`), and none of
+/// f32's approximate activations.
+fn half_runs<T>(p: &GatedPlan<T>) -> bool {
+    crate::sim::cpu::avx512() && ![p.gate, p.candidate, p.output].iter().any(|a| matches!(a, Activation::ApproxTanh | Activation::ApproxSigmoid))
 }
 
 /// Whether this CPU runs the f32 kernel (AVX-512 F/VL/DQ and FMA, or AVX2 and FMA).
@@ -153,28 +173,30 @@ pub fn available() -> bool {
 /// The layer in this kernel's layout for this CPU, or None when its hidden size is above
 /// the type's `Elem::MAX_HIDDEN`.
 pub fn pack<E: Elem>(g: &GatedPlan<E>) -> Option<RegLayer<E>> {
-    pack_for(g, E::lanes())
+    let own = if std::any::TypeId::of::<E>() == std::any::TypeId::of::<f64>() { Rounding::F64 } else { Rounding::F32 };
+    pack_for(g, E::lanes(), |v| v, own)
 }
 
-/// The layer in the layout of vectors of `lanes` (16 or 8), or None when its hidden size is
-/// above the type's `Elem::MAX_HIDDEN`.
-fn pack_for<E: Elem>(g: &GatedPlan<E>, lanes: usize) -> Option<RegLayer<E>> {
+/// The layer (its values `lane(v)`) in the layout of vectors of `lanes` (16 or 8), in the
+/// lanes' arithmetic `format`, or None when its hidden size is above the type's
+/// `Elem::MAX_HIDDEN`.
+fn pack_for<T: Copy, E: Elem>(g: &GatedPlan<T>, lanes: usize, lane: impl Fn(T) -> E, format: Rounding) -> Option<RegLayer<E>> {
     let hsz = g.hidden;
     if hsz == 0 || hsz > E::MAX_HIDDEN {
         return None;
     }
     let q = hsz.div_ceil(lanes);
     let blocks = g.ih.rows / hsz;
-    let padded = |w: &[E], b: &[E], cols: usize| {
+    let padded = |w: &[T], b: &[T], cols: usize| {
         let width = blocks * q * lanes;
         let mut wt = vec![E::default(); cols * width];
         let mut bp = vec![E::default(); width];
         for blk in 0..blocks {
             for u in 0..hsz {
                 let (row, at) = (blk * hsz + u, blk * q * lanes + u);
-                bp[at] = b[row];
+                bp[at] = lane(b[row]);
                 for k in 0..cols {
-                    wt[k * width + at] = w[row * cols + k];
+                    wt[k * width + at] = lane(w[row * cols + k]);
                 }
             }
         }
@@ -182,7 +204,7 @@ fn pack_for<E: Elem>(g: &GatedPlan<E>, lanes: usize) -> Option<RegLayer<E>> {
     };
     let (w_ih, b_ih) = padded(&g.ih.w, &g.ih.b, g.ih.cols);
     let (w_hh, b_hh) = padded(&g.hh.w, &g.hh.b, g.hh.cols);
-    Some(RegLayer { kind: g.kind, hidden: hsz, inputs: g.ih.cols, lanes, q, gate: g.gate, candidate: g.candidate, output: g.output, w_ih, b_ih, w_hh, b_hh })
+    Some(RegLayer { kind: g.kind, hidden: hsz, inputs: g.ih.cols, lanes, q, gate: g.gate, candidate: g.candidate, output: g.output, format, w_ih, b_ih, w_hh, b_hh })
 }
 
 /// One layer's state, [h | c] as the run's start and end (c empty for the GRU).
@@ -270,19 +292,27 @@ unsafe fn run_layer(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, 
             }
         };
     }
-    match (l.lanes, l.q) {
-        (16, 1) => go!(layer_avx512, 1),
-        (16, 2) => go!(layer_avx512, 2),
-        (16, 3) => go!(layer_avx512, 3),
-        (16, _) => go!(layer_avx512, 4),
-        (_, 1) => go!(layer_avx2, 1),
-        (_, 2) => go!(layer_avx2, 2),
-        (_, 3) => go!(layer_avx2, 3),
-        (_, 4) => go!(layer_avx2, 4),
-        (_, 5) => go!(layer_avx2, 5),
-        (_, 6) => go!(layer_avx2, 6),
-        (_, 7) => go!(layer_avx2, 7),
-        (_, _) => go!(layer_avx2, 8),
+    match (l.format, l.lanes, l.q) {
+        (Rounding::Bf16, _, 1) => go!(layer_avx512_bf16, 1),
+        (Rounding::Bf16, _, 2) => go!(layer_avx512_bf16, 2),
+        (Rounding::Bf16, _, 3) => go!(layer_avx512_bf16, 3),
+        (Rounding::Bf16, _, _) => go!(layer_avx512_bf16, 4),
+        (Rounding::F16, _, 1) => go!(layer_avx512_f16, 1),
+        (Rounding::F16, _, 2) => go!(layer_avx512_f16, 2),
+        (Rounding::F16, _, 3) => go!(layer_avx512_f16, 3),
+        (Rounding::F16, _, _) => go!(layer_avx512_f16, 4),
+        (_, 16, 1) => go!(layer_avx512, 1),
+        (_, 16, 2) => go!(layer_avx512, 2),
+        (_, 16, 3) => go!(layer_avx512, 3),
+        (_, 16, _) => go!(layer_avx512, 4),
+        (_, _, 1) => go!(layer_avx2, 1),
+        (_, _, 2) => go!(layer_avx2, 2),
+        (_, _, 3) => go!(layer_avx2, 3),
+        (_, _, 4) => go!(layer_avx2, 4),
+        (_, _, 5) => go!(layer_avx2, 5),
+        (_, _, 6) => go!(layer_avx2, 6),
+        (_, _, 7) => go!(layer_avx2, 7),
+        (_, _, _) => go!(layer_avx2, 8),
     }
 }
 
@@ -325,7 +355,7 @@ unsafe fn run_layer_f64(_: &RegLayer<f64>, _: *const f64, _: usize, _: usize, _:
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86 {
-    use super::vectors::{Vector, V256, V512, V512d};
+    use super::vectors::{Vector, V256, V512, V512d, V512h};
     use super::{row_at, RegLayer, GI_BYTES};
     #[cfg(test)]
     use crate::net::activation::Activation;
@@ -391,7 +421,7 @@ pub(crate) mod x86 {
             for (g, row) in a.iter_mut().enumerate() {
                 for (q, v) in row.iter_mut().enumerate() {
                     let wv = V::load(wk.add((g * Q + q) * V::LANES));
-                    *v = if FUSED { wv.fmadd(zk, *v) } else { v.add(wv.mul(zk)) };
+                    *v = v.sum_step::<FUSED>(wv, zk);
                 }
             }
         }
@@ -405,11 +435,23 @@ pub(crate) mod x86 {
     /// (1, 4000, 16, 4) 6.38–6.40 → 6.65, GRU 8.37–8.45 → 8.66–8.70.
     #[inline(always)]
     unsafe fn recurrent<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<V::E>, hv: &[V; Q], hp: *const V::E) -> [[V; Q]; G] {
-        if Q == 1 {
+        let gh = if Q == 1 {
             affine::<V, Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), Registers(hv), l.hidden)
         } else {
             affine::<V, Q, G, FUSED>(l.w_hh.as_ptr(), l.b_hh.as_ptr(), Memory(hp), l.hidden)
+        };
+        ended(gh)
+    }
+    /// Every sum of an affine map ended (`Vector::end_sum`: rounded to the half format for
+    /// the half formats with f32 sums, else nothing).
+    #[inline(always)]
+    unsafe fn ended<V: Vector, const Q: usize, const G: usize>(mut a: [[V; Q]; G]) -> [[V; Q]; G] {
+        for row in a.iter_mut() {
+            for v in row.iter_mut() {
+                *v = v.end_sum();
+            }
         }
+        a
     }
 
     /// The Q vectors of h at p.
@@ -435,6 +477,18 @@ pub(crate) mod x86 {
         layer::<V512, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
     }
 
+    /// `layer` on 16 lanes of bf16 with f32 sums.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn layer_avx512_bf16<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+        layer::<V512h<true>, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
+    }
+    /// `layer` on 16 lanes of f16 with f32 sums.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn layer_avx512_f16<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+        layer::<V512h<false>, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
+    }
     /// `layer` on 8 f64 lanes.
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     #[allow(clippy::too_many_arguments)]
@@ -478,7 +532,7 @@ pub(crate) mod x86 {
     #[inline(always)]
     unsafe fn input_rows<V: Vector, const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<V::E>, x: *const V::E, ldx: usize, ticks: usize, rows: *mut V::E) {
         for t in 0..ticks {
-            let gi = affine::<V, Q, G, FUSED>(l.w_ih.as_ptr(), l.b_ih.as_ptr(), Memory(x.add(t * ldx)), l.inputs);
+            let gi = ended(affine::<V, Q, G, FUSED>(l.w_ih.as_ptr(), l.b_ih.as_ptr(), Memory(x.add(t * ldx)), l.inputs));
             for (g, row) in gi.iter().enumerate() {
                 for (q, v) in row.iter().enumerate() {
                     v.store(rows.add(((t * G + g) * Q + q) * V::LANES));

@@ -92,8 +92,8 @@ fn both_vector_widths_give_the_same_bits() {
             let plans = [random_plan(kind, h, n, 11 + i as u64, 4.0), random_plan(kind, h, h, 99 + i as u64, 1.0)];
             for depth in [1, 2] {
                 for fma in [true, false] {
-                    let wide: Vec<RegLayer<f32>> = plans[..depth].iter().map(|g| pack_for(g, 16).unwrap()).collect();
-                    let narrow: Vec<RegLayer<f32>> = plans[..depth].iter().map(|g| pack_for(g, 8).unwrap()).collect();
+                    let wide: Vec<RegLayer<f32>> = plans[..depth].iter().map(|g| pack_for(g, 16, |v| v, Rounding::F32).unwrap()).collect();
+                    let narrow: Vec<RegLayer<f32>> = plans[..depth].iter().map(|g| pack_for(g, 8, |v| v, Rounding::F32).unwrap()).collect();
                     let a = run_rows(&wide.iter().collect::<Vec<_>>(), &x, n, t, fma);
                     let b = run_rows(&narrow.iter().collect::<Vec<_>>(), &x, n, t, fma);
                     assert!(a == b, "{kind:?} hidden {h} depth {depth} fma {fma}");
@@ -116,7 +116,7 @@ fn each_gate_block_is_padded_to_whole_vectors() {
     let b: Vec<Rational> = (0..4 * h).map(|r| q(r as i64)).collect();
     let g = GatedPlan::<f32> { kind: GatedKind::Lstm, hidden: h, ih: DenseAffine::new(&w_ih, &b), hh: DenseAffine::new(&w_hh, &b), gate: Activation::Sigmoid, candidate: Activation::Tanh, output: Activation::Tanh, lockstep: Default::default() };
     for (lanes, q) in [(16, 2), (8, 3)] {
-        let l = pack_for(&g, lanes).expect("hidden 17 ≤ 64");
+        let l = pack_for(&g, lanes, |v| v, Rounding::F32).expect("hidden 17 ≤ 64");
         assert_eq!(l.q, q);
         let block = q * lanes;
         let width = 4 * block;
@@ -130,7 +130,7 @@ fn each_gate_block_is_padded_to_whole_vectors() {
         }
     }
     for lanes in [16, 8] {
-        assert!(pack_for(&GatedPlan::<f32> { hidden: 65, ..g.clone() }, lanes).is_none());
+        assert!(pack_for(&GatedPlan::<f32> { hidden: 65, ..g.clone() }, lanes, |v| v, Rounding::F32).is_none());
     }
 }
 
@@ -143,7 +143,7 @@ fn ns_per_tick() {
                 let n = 8;
                 let plan = random_plan(kind, h, n, 5, 1.0);
                 let plan = if approx { GatedPlan { gate: plan.gate.approximate(), candidate: plan.candidate.approximate(), output: plan.output.approximate(), ..plan } } else { plan };
-                let l = pack_for(&plan, lanes).unwrap();
+                let l = pack_for(&plan, lanes, |v| v, Rounding::F32).unwrap();
                 let t = 4000;
                 let x: Vec<f32> = (0..t * n).map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0).collect();
                 let mut best = f64::INFINITY;

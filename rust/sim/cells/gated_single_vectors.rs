@@ -1,6 +1,7 @@
 //! The vectors the single-sequence kernel (`gated_single`) is written over: f32 in 16 lanes
 //! with AVX-512 (`V512`) or 8 with AVX2 + FMA (`V256`), f64 in 8 lanes with AVX-512
-//! (`V512d`). The kernel is one generic body; each operation here is one IEEE operation per
+//! (`V512d`), and the half formats with f32 sums in 16 f32 lanes with AVX-512 (`V512h`).
+//! The kernel is one generic body; each operation here is one IEEE operation per
 //! lane (or the exact activations of `activation_avx512` / `activation_avx2`, and for f64
 //! those of the lock-step kernel, `float_batch::activate`), so both f32 widths give the same
 //! bits, and every width those of the lock-step kernel.
@@ -31,10 +32,20 @@ pub(crate) trait Vector: Copy {
     unsafe fn store_first(self, p: *mut Self::E, n: usize);
     /// x_k in every lane.
     unsafe fn splat_from(p: *const Self::E) -> Self;
+    /// An elementwise addition (one rounding to the lanes' format).
     unsafe fn add(self, o: Self) -> Self;
+    /// An elementwise product (one rounding to the lanes' format).
     unsafe fn mul(self, o: Self) -> Self;
-    /// round(self·w + acc), one rounding.
-    unsafe fn fmadd(self, w: Self, acc: Self) -> Self;
+    /// One step of an affine map's sum, self + w·z: round(w·z + self) once when FUSED, else
+    /// round(self + round(w·z)); in the sums' arithmetic, which is the lanes' own except for
+    /// the half formats with f32 sums (`V512h`: f32's).
+    unsafe fn sum_step<const FUSED: bool>(self, w: Self, z: Self) -> Self;
+    /// The end of an affine map's sum: nothing, except for the half formats with f32 sums
+    /// (`V512h`), whose f32 sum is rounded to the half format here (`Float::end_sum`).
+    #[inline(always)]
+    unsafe fn end_sum(self) -> Self {
+        self
+    }
     /// −self (the sign bit flipped).
     unsafe fn neg(self) -> Self;
     /// Lane j of self in every lane (j < LANES), from the register: no store and reload.
@@ -94,8 +105,8 @@ impl Vector for V512 {
         V512(_mm512_mul_ps(self.0, o.0))
     }
     #[inline(always)]
-    unsafe fn fmadd(self, w: Self, acc: Self) -> Self {
-        V512(_mm512_fmadd_ps(self.0, w.0, acc.0))
+    unsafe fn sum_step<const FUSED: bool>(self, w: Self, z: Self) -> Self {
+        V512(if FUSED { _mm512_fmadd_ps(w.0, z.0, self.0) } else { _mm512_add_ps(self.0, _mm512_mul_ps(w.0, z.0)) })
     }
     #[inline(always)]
     unsafe fn neg(self) -> Self {
@@ -163,8 +174,8 @@ impl Vector for V256 {
         V256(_mm256_mul_ps(self.0, o.0))
     }
     #[inline(always)]
-    unsafe fn fmadd(self, w: Self, acc: Self) -> Self {
-        V256(_mm256_fmadd_ps(self.0, w.0, acc.0))
+    unsafe fn sum_step<const FUSED: bool>(self, w: Self, z: Self) -> Self {
+        V256(if FUSED { _mm256_fmadd_ps(w.0, z.0, self.0) } else { _mm256_add_ps(self.0, _mm256_mul_ps(w.0, z.0)) })
     }
     #[inline(always)]
     unsafe fn neg(self) -> Self {
@@ -193,6 +204,99 @@ impl Vector for V256 {
             // (andnot(m, v) = v where m is clear)
             Activation::SatSigmoid => _mm256_blendv_ps(_mm256_andnot_ps(gt256(zero, x), _mm256_set1_ps(0.5)), one, gt256(x, zero)),
         })
+    }
+}
+
+/// 16 lanes of a half format with f32 sums (`num::f32_sums`; bf16 when `BF`, else f16),
+/// AVX-512 F/VL/DQ + FMA: the lanes hold values of the half format as f32s. An affine
+/// map's steps are f32's (`V512`'s `sum_step`) and its end rounds to the half format once
+/// (`end_sum`); every elementwise operation is computed in f32 and rounded to the half
+/// format (`simd_round::round_bf16` / `round_f16`, the vector forms of
+/// `Bf16SumF32::add` / `mul`: the sum or product of two half values is exact or correctly
+/// rounded in f32, then rounded once more, and with f32's 24 bits ≥ 2p + 2 that double
+/// rounding is innocuous, `num::float`); tanh/σ are the half tables
+/// (`half_tables`, one gather).
+#[derive(Clone, Copy)]
+pub(crate) struct V512h<const BF: bool>(__m512);
+
+impl<const BF: bool> V512h<BF> {
+    /// x rounded to the half format.
+    #[inline(always)]
+    unsafe fn rounded(x: __m512) -> Self {
+        use crate::sim::simd_round::{round_bf16, round_f16};
+        V512h(if BF { round_bf16(x) } else { round_f16(x) })
+    }
+    /// `func` of every lane from its table: index = the lane's half bits (bf16: the top 16
+    /// of the f32; f16: `vcvtps2ph`, exact on the grid).
+    #[inline(always)]
+    unsafe fn looked_up(self, func: Func) -> Self {
+        use crate::num::round::BinaryFormat;
+        let t = crate::sim::half_tables::table(func, if BF { BinaryFormat::BF16 } else { BinaryFormat::F16 });
+        let idx = if BF {
+            _mm512_srli_epi32::<16>(_mm512_castps_si512(self.0))
+        } else {
+            _mm512_cvtepu16_epi32(_mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0))
+        };
+        V512h(_mm512_i32gather_ps::<4>(idx, t.as_ptr().cast()))
+    }
+}
+
+impl<const BF: bool> Vector for V512h<BF> {
+    type E = f32;
+    const LANES: usize = 16;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        V512h(_mm512_setzero_ps())
+    }
+    #[inline(always)]
+    unsafe fn splat_from(p: *const f32) -> Self {
+        V512h(_mm512_set1_ps(*p))
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        V512h(_mm512_loadu_ps(p))
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut f32) {
+        _mm512_storeu_ps(p, self.0)
+    }
+    #[inline(always)]
+    unsafe fn store_first(self, p: *mut f32, n: usize) {
+        V512(self.0).store_first(p, n)
+    }
+    #[inline(always)]
+    unsafe fn add(self, o: Self) -> Self {
+        Self::rounded(_mm512_add_ps(self.0, o.0))
+    }
+    #[inline(always)]
+    unsafe fn mul(self, o: Self) -> Self {
+        Self::rounded(_mm512_mul_ps(self.0, o.0))
+    }
+    #[inline(always)]
+    unsafe fn sum_step<const FUSED: bool>(self, w: Self, z: Self) -> Self {
+        V512h(V512(self.0).sum_step::<FUSED>(V512(w.0), V512(z.0)).0)
+    }
+    #[inline(always)]
+    unsafe fn end_sum(self) -> Self {
+        Self::rounded(self.0)
+    }
+    #[inline(always)]
+    unsafe fn neg(self) -> Self {
+        V512h(V512(self.0).neg().0)
+    }
+    #[inline(always)]
+    unsafe fn lane(self, j: usize) -> Self {
+        V512h(V512(self.0).lane(j).0)
+    }
+    /// tanh/σ from the tables; every other activation maps a half value to itself, 0, ±1 or
+    /// ½ (f32's, exact). The approximate ones are f32's only (`pack_any` refuses them here).
+    #[inline(always)]
+    unsafe fn act(self, a: Activation) -> Self {
+        match a {
+            Activation::Tanh => self.looked_up(Func::Tanh),
+            Activation::Sigmoid => self.looked_up(Func::Sigmoid),
+            _ => V512h(V512(self.0).act(a).0),
+        }
     }
 }
 
@@ -237,8 +341,8 @@ impl Vector for V512d {
         V512d(_mm512_mul_pd(self.0, o.0))
     }
     #[inline(always)]
-    unsafe fn fmadd(self, w: Self, acc: Self) -> Self {
-        V512d(_mm512_fmadd_pd(self.0, w.0, acc.0))
+    unsafe fn sum_step<const FUSED: bool>(self, w: Self, z: Self) -> Self {
+        V512d(if FUSED { _mm512_fmadd_pd(w.0, z.0, self.0) } else { _mm512_add_pd(self.0, _mm512_mul_pd(w.0, z.0)) })
     }
     #[inline(always)]
     unsafe fn neg(self) -> Self {
