@@ -30,10 +30,12 @@ asserts on time.
 ``fma=True`` (every product-sum rounded once, as BLAS does; README "Fused multiply-add"), and its
 peak fraction is against the FMA peak (twice the non-FMA one on Intel); ``f32+approx`` (or
 ``f32+fma+approx``) runs it with ``approx_activations=True`` (tanh and sigmoid within 2 ulps
-instead of correctly rounded, as torch's own are; README "Approximate activations"). The half formats f16 and bf16 print
+instead of correctly rounded, as torch's own are; README "Approximate activations"); ``bf16+f32``
+(or ``f16+f32``, each optionally ``+fma``) runs the half format with f32 sums
+(``accumulate="f32"``, README "Half formats with f32 sums"). The half formats f16 and bf16 print
 rnnsim-only rows (torch's CPU recurrent modules are not a like-for-like half reference), and
-a table of their rates relative to rnnsim's f32 on the same shape (issue 7: "f16/bf16
-batches at least as fast as f32").
+a table of their rates relative to rnnsim's f32 with the same flags on the same shape
+(issue 7: "f16/bf16 batches at least as fast as f32"; ``bf16+f32+fma`` against ``f32+fma``).
 """
 
 from __future__ import annotations
@@ -254,6 +256,17 @@ def base(label: str) -> str:
     return label.split("+")[0]
 
 
+# the modifiers each format takes in --dtypes: +fma (fused sums), +approx (f32's approximate
+# tanh/σ), +f32 (bf16/f16 with f32 sums, accumulate="f32")
+MODIFIERS = {"f32": {"fma", "approx"}, "f64": {"fma"}, "f16": {"fma", "f32"}, "bf16": {"fma", "f32"}}
+
+
+def f32_twin(label: str) -> str:
+    """The f32 entry a half format is compared with: f32 with the same flags, the f32 sums
+    dropped ("bf16+f32+fma" -> "f32+fma")."""
+    return "+".join(["f32"] + [m for m in label.split("+")[1:] if m != "f32"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -261,7 +274,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=0, help="only this thread count (default: 1 and 2)")
     ap.add_argument("--dtypes", default="f32,f64",
                     help="comma-separated formats among f32,f64,f16,bf16, each optionally +fma; f32 also "
-                         "+approx (default f32,f64)")
+                         "+approx, f16 and bf16 also +f32 (f32 sums, accumulate='f32') (default f32,f64)")
     ap.add_argument("--max-hidden", type=int, default=0, help="skip the shapes with a larger hidden size")
     ap.add_argument("--min-hidden", type=int, default=0, help="skip the shapes with a smaller hidden size")
     ap.add_argument("--ghz", type=float, default=0.0,
@@ -283,7 +296,7 @@ def main() -> None:
         t_runs = [min(g[4] if len(g) == 5 else g[1], g[1]) for g in given]
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     unknown = [d for d in dtypes if base(d) not in ("f32", "f64", "f16", "bf16")
-               or not set(d.split("+")[1:]) <= ({"fma", "approx"} if base(d) == "f32" else {"fma"})]
+               or not set(d.split("+")[1:]) <= MODIFIERS[base(d)]]
     if unknown or not dtypes:
         ap.error(f"--dtypes: unknown or empty format list {args.dtypes!r}")
     kinds = [args.only] if args.only else ["rnn", "lstm", "gru"]
@@ -322,7 +335,9 @@ def main() -> None:
             x64 = x.astype(np.float64)
             tok = B * t_run
             for label in dtypes:
-                dt, fused, approx = base(label), "fma" in label.split("+"), "approx" in label.split("+")
+                mods = label.split("+")[1:]
+                dt, fused, approx = base(label), "fma" in mods, "approx" in mods
+                sums = {"accumulate": "f32"} if "f32" in mods else {}
                 half = dt in ("f16", "bf16")
                 mod = torch_module(kind, w, I, H, dt) if torch is not None and not half else None
                 for th in thread_counts:
@@ -332,7 +347,7 @@ def main() -> None:
                     xr = x64 if dt == "f64" else x
 
                     def run_rnnsim():
-                        return net.run_batch(xr, dtype=dt, threads=th, keep="states", fma=fused, approx_activations=approx)
+                        return net.run_batch(xr, dtype=dt, threads=th, keep="states", fma=fused, approx_activations=approx, **sums)
 
                     diff, src, r_t = float("nan"), "", None
                     if mod is not None:
@@ -380,7 +395,7 @@ def main() -> None:
                   f"{verdict(r / t, goal(shape), b)}")
     halves = [d for d in dtypes if base(d) in ("f16", "bf16")]
     # each half format against f32 with the same flags (bf16+fma against f32+fma)
-    twin = {d: "f32" + d[len(base(d)):] for d in halves}
+    twin = {d: f32_twin(d) for d in halves}
     if halves and any(t in dtypes for t in twin.values()):
         print()
         print("rnnsim half formats relative to rnnsim f32 with the same flags (rate / f32 rate; >= 1: at least as fast)")

@@ -53,6 +53,15 @@ def test_torch_benchmark_takes_the_approximate_activations():
     assert bad.returncode != 0 and "--dtypes" in bad.stderr
 
 
+def test_torch_benchmark_takes_the_f32_sums():
+    # bf16 with f32 sums, and its row in the table against f32 with the same flags
+    out = run("bench_torch.py", "--only", "rnn", "--threads", "1", "--dtypes", "f32+fma,bf16+f32+fma")
+    assert "bf16+f32+fma" in out and "relative to rnnsim f32 with the same flags" in out
+    bad = subprocess.run([sys.executable, str(BENCHES / "bench_torch.py"), "--quick", "--dtypes", "f32+f32"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "--dtypes" in bad.stderr
+
+
 def test_torch_benchmark_helpers():
     # the interleaved timer and the measured clock of the peak fraction
     sys.path.insert(0, str(BENCHES))
@@ -63,6 +72,8 @@ def test_torch_benchmark_helpers():
     calls: list[str] = []
     got = bench_torch.best_times([lambda: calls.append("a") or 1, lambda: calls.append("b") or 2], repeats=3, budget=0.0)
     assert [out for _, out in got] == [1, 2] and all(t >= 0.0 for t, _ in got)
+    # a half format is compared with f32 under the same flags, its f32 sums aside
+    assert [bench_torch.f32_twin(d) for d in ("bf16", "f16+fma", "bf16+f32", "f16+f32+fma")] == ["f32", "f32+fma", "f32", "f32+fma"]
     # a warm-up call of each, then 3 rounds in alternating order
     assert "".join(calls) == "ab" + "ab" + "ba" + "ab"
     # native f16 tiles where /proc/cpuinfo lists avx512_fp16 (Linux's spelling)

@@ -158,15 +158,16 @@ mod x86 {
     unsafe fn tick_512<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
         let pre = affine::<V, Q, 1, FUSED>(l.wx.as_ptr(), l.b.as_ptr(), Memory(x), l.n);
         let mut a = accumulate::<V, Q, 1, FUSED>(pre, l.v.as_ptr(), Memory(h), l.d);
-        // one sum per unit (bias, inputs, recurrent terms), ended once (`Vector::end_sum`)
-        for v in a[0].iter_mut() {
-            *v = v.end_sum();
-        }
+        // one sum per unit (bias, inputs, recurrent terms), ended once (`Vector::end_sum`),
+        // then the activation
         if V::GROUPED {
+            for v in a[0].iter_mut() {
+                *v = v.end_sum();
+            }
             V::act_gates(&mut a, l.act, l.act, 1);
         } else {
             for v in a[0].iter_mut() {
-                *v = v.act(l.act);
+                *v = v.end_sum_act(l.act);
             }
         }
         for (q, v) in a[0].iter().enumerate() {

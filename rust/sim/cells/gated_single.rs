@@ -367,6 +367,22 @@ pub(crate) mod x86 {
         V512::load(x.as_ptr()).act(a).store(out.as_mut_ptr());
     }
 
+    /// The half vectors' operations on 16 lane pairs (the tests' entry): [add, mul,
+    /// end_sum(a), add_act(a, b).0, add_act(a, b).1, end_sum_act(a), act(a)] with f32 sum
+    /// steps a + b·b (fused and not) as the last two rows.
+    #[cfg(test)]
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
+    pub(super) unsafe fn half_ops<const BF: bool>(f: Activation, a: &[f32; 16], b: &[f32; 16]) -> [[f32; 16]; 9] {
+        let (x, y) = (V512h::<BF>::load(a.as_ptr()), V512h::<BF>::load(b.as_ptr()));
+        let (s, t) = x.add_act(y, f);
+        let rows = [x.add(y), x.mul(y), x.end_sum(), s, t, x.end_sum_act(f), x.act(f), x.sum_step::<true>(y, y), x.sum_step::<false>(y, y)];
+        let mut out = [[0f32; 16]; 9];
+        for (o, v) in out.iter_mut().zip(rows) {
+            v.store(o.as_mut_ptr());
+        }
+        out
+    }
+
     /// `act` over 8 values (the tests' entry), AVX2.
     #[cfg(test)]
     #[target_feature(enable = "avx2,avx,fma")]
@@ -567,30 +583,29 @@ pub(crate) mod x86 {
             for (g, row) in a.iter_mut().enumerate() {
                 let f = if g == G - 2 { l.candidate } else { l.gate };
                 for (q, v) in row.iter_mut().enumerate() {
-                    *v = gi_at::<V, Q, G>(gi, t, g, q).add(gh[g][q]);
-                    if !V::GROUPED {
-                        *v = v.act(f);
-                    }
+                    let x = gi_at::<V, Q, G>(gi, t, g, q);
+                    *v = if V::GROUPED { x.add(gh[g][q]) } else { x.add_act(gh[g][q], f).1 };
                 }
             }
             if V::GROUPED {
                 V::act_gates(&mut a, l.gate, l.candidate, G - 2);
             }
+            // c' = (f·c) + (i·g), and act(c') with it (`Vector::add_act`)
+            let mut out = [V::zero(); Q];
             for q in 0..Q {
                 let f = if G == 5 { a[1][q].add(a[2][q]) } else { a[1][q] };
-                cv[q] = f.mul(cv[q]).add(a[0][q].mul(a[G - 2][q]));
-            }
-            let out = if V::GROUPED {
-                let mut out = [cv];
-                V::act_gates(&mut out, l.output, l.output, 1);
-                out[0]
-            } else {
-                let mut out = [V::zero(); Q];
-                for (v, &c) in out.iter_mut().zip(&cv) {
-                    *v = c.act(l.output);
+                let (fc, ig) = (f.mul(cv[q]), a[0][q].mul(a[G - 2][q]));
+                if V::GROUPED {
+                    cv[q] = fc.add(ig);
+                } else {
+                    (cv[q], out[q]) = fc.add_act(ig, l.output);
                 }
-                out
-            };
+            }
+            if V::GROUPED {
+                let mut grouped = [cv];
+                V::act_gates(&mut grouped, l.output, l.output, 1);
+                out = grouped[0];
+            }
             for q in 0..Q {
                 hv[q] = a[G - 1][q].mul(out[q]);
                 if Q > 1 {
@@ -621,20 +636,16 @@ pub(crate) mod x86 {
             let (mut rz, mut n, mut next) = ([[V::zero(); Q]; 2], [V::zero(); Q], [V::zero(); Q]);
             for (g, row) in rz.iter_mut().enumerate() {
                 for (q, v) in row.iter_mut().enumerate() {
-                    *v = gi_at::<V, Q, 3>(gi, t, g, q).add(gh[g][q]);
-                    if !V::GROUPED {
-                        *v = v.act(l.gate);
-                    }
+                    let x = gi_at::<V, Q, 3>(gi, t, g, q);
+                    *v = if V::GROUPED { x.add(gh[g][q]) } else { x.add_act(gh[g][q], l.gate).1 };
                 }
             }
             if V::GROUPED {
                 V::act_gates(&mut rz, l.gate, l.gate, 2);
             }
             for (q, v) in n.iter_mut().enumerate() {
-                *v = gi_at::<V, Q, 3>(gi, t, 2, q).add(rz[0][q].mul(gh[2][q]));
-                if !V::GROUPED {
-                    *v = v.act(l.candidate);
-                }
+                let (x, rg) = (gi_at::<V, Q, 3>(gi, t, 2, q), rz[0][q].mul(gh[2][q]));
+                *v = if V::GROUPED { x.add(rg) } else { x.add_act(rg, l.candidate).1 };
             }
             if V::GROUPED {
                 let mut one = [n];

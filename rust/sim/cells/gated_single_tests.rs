@@ -158,3 +158,60 @@ fn ns_per_tick() {
         }
     }
 }
+
+/// The half vectors (`V512h`, bf16 and f16 with f32 sums) against the scalar formats
+/// (`num::f32_sums`) lane by lane: elementwise add and mul rounded to the format, the f32
+/// sum steps, the end of a sum, and the activations with and without the fused rounding of
+/// f16 (`add_act`, `end_sum_act`): random values on each grid and the specials (±0, ±inf,
+/// NaN, subnormals, values near the largest finite).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn half_vectors_equal_the_scalar_formats() {
+    use crate::num::f32_sums::{Bf16SumF32, F16SumF32};
+    use crate::num::float::Float;
+    if !crate::sim::cpu::avx512() {
+        return;
+    }
+    fn each<T: Float + Copy>(bf: bool, wrap: fn(f32) -> T, unwrap: fn(T) -> f32) {
+        let mut s = 7u64;
+        let mut vals: Vec<f32> = vec![0.0, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 6.0e-8, -6.0e-8, 65504.0, -65504.0, 3.0e38, 1.0e-40, 0.5, 2.5, 255.0, 257.0];
+        for i in 0..4000 {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let bits = (s >> 32) as u32;
+            // every exponent, and values within ±8 where tanh/σ vary
+            vals.push(f32::from_bits(if i % 2 == 0 { bits } else { bits & 0x80ff_ffff | 0x3c00_0000 }));
+        }
+        // the lanes hold values of the format (the sum steps' inputs too); the NaNs that
+        // reach an activation are results of arithmetic, which quiets them (bit 22 set, so a
+        // bf16 index, the top 16 bits, is a NaN: `half_tables`)
+        let quiet = |v: f32| if v.is_nan() { f32::from_bits(v.to_bits() | 0x0040_0000) } else { v };
+        let on_grid: Vec<f32> = vals.iter().map(|&v| quiet(unwrap(T::from_f32_rounded(v)))).collect();
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        for f in [Activation::Tanh, Activation::Sigmoid, Activation::Relu, Activation::Identity, Activation::Sign] {
+            for (i, (xa, xb)) in on_grid.chunks_exact(16).zip(on_grid.chunks_exact(16).rev()).enumerate() {
+                let (a, b): (&[f32; 16], &[f32; 16]) = (xa.try_into().unwrap(), xb.try_into().unwrap());
+                // the end of a sum sees any f32: a + b·b is one off the grid
+                let mut wide = *a;
+                for (w, (&p, &q)) in wide.iter_mut().zip(a.iter().zip(b)) {
+                    *w = p + q * 0.3;
+                }
+                // SAFETY: AVX-512 checked above
+                let got = unsafe { if bf { x86::half_ops::<true>(f, a, b) } else { x86::half_ops::<false>(f, a, b) } };
+                let ends = unsafe { if bf { x86::half_ops::<true>(f, &wide, b) } else { x86::half_ops::<false>(f, &wide, b) } };
+                let act = |v: T| crate::sim::float_engine::activate(f, v);
+                for j in 0..16 {
+                    let (p, q) = (wrap(a[j]), wrap(b[j]));
+                    let sum = p.add(q);
+                    let want = [sum, p.mul(q), wrap(a[j]).end_sum(), sum, act(sum), act(p.end_sum()), act(p), p.plus_product(q, q, true), p.plus_product(q, q, false)];
+                    for (r, w) in want.iter().enumerate() {
+                        assert!(same(got[r][j], unwrap(*w)), "bf16 {bf} {f:?} row {r} chunk {i} lane {j}: {:e} {:e} -> {:e}, want {:e}", a[j], b[j], got[r][j], unwrap(*w));
+                    }
+                    let e = wrap(wide[j]).end_sum();
+                    assert!(same(ends[2][j], unwrap(e)) && same(ends[5][j], unwrap(act(e))), "bf16 {bf} {f:?} end of the sum {:e}", wide[j]);
+                }
+            }
+        }
+    }
+    each::<Bf16SumF32>(true, Bf16SumF32, |v| v.0);
+    each::<F16SumF32>(false, F16SumF32, |v| v.0);
+}

@@ -52,6 +52,18 @@ pub(crate) trait Vector: Copy {
     unsafe fn lane(self, j: usize) -> Self;
     /// `a` on every lane, as `float_batch::activate` on each.
     unsafe fn act(self, a: Activation) -> Self;
+    /// (s, act_a(s)) for s = self.add(o): one method so that f16 (`V512h`) can take the
+    /// table index from the conversion that also rounds s.
+    #[inline(always)]
+    unsafe fn add_act(self, o: Self, a: Activation) -> (Self, Self) {
+        let s = self.add(o);
+        (s, s.act(a))
+    }
+    /// act_a(self.end_sum()), likewise.
+    #[inline(always)]
+    unsafe fn end_sum_act(self, a: Activation) -> Self {
+        self.end_sum().act(a)
+    }
     /// a[g][q] = act_g(a[g][q]) for every block g, act_g = `candidate` for g = `cand` (none
     /// when cand ≥ G), else `gate`: the same values as `act` on each vector.
     #[inline(always)]
@@ -230,15 +242,38 @@ impl<const BF: bool> V512h<BF> {
     /// of the f32; f16: `vcvtps2ph`, exact on the grid).
     #[inline(always)]
     unsafe fn looked_up(self, func: Func) -> Self {
+        let idx = if BF { _mm512_srli_epi32::<16>(_mm512_castps_si512(self.0)) } else { _mm512_cvtepu16_epi32(to_binary16(self.0)) };
+        Self::table_at(func, idx)
+    }
+    /// Entries `idx` of `func`'s table.
+    #[inline(always)]
+    unsafe fn table_at(func: Func, idx: __m512i) -> Self {
         use crate::num::round::BinaryFormat;
         let t = crate::sim::half_tables::table(func, if BF { BinaryFormat::BF16 } else { BinaryFormat::F16 });
-        let idx = if BF {
-            _mm512_srli_epi32::<16>(_mm512_castps_si512(self.0))
-        } else {
-            _mm512_cvtepu16_epi32(_mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0))
-        };
         V512h(_mm512_i32gather_ps::<4>(idx, t.as_ptr().cast()))
     }
+    /// (round(x), act_a(round(x))). For f16 the one `vcvtps2ph` of x gives both the rounded
+    /// value (converted back) and the table index, so a lookup waits for one conversion
+    /// instead of three; bf16 rounds with integer operations and shifts.
+    #[inline(always)]
+    unsafe fn rounded_and_act(x: __m512, a: Activation) -> (Self, Self) {
+        if BF || !matches!(a, Activation::Tanh | Activation::Sigmoid) {
+            let s = Self::rounded(x);
+            return (s, s.act(a));
+        }
+        let ph = to_binary16(x);
+        // NaN kept as x, as `simd_round::round_f16`
+        let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+        let s = V512h(_mm512_mask_blend_ps(nan, _mm512_cvtph_ps(ph), x));
+        let func = if a == Activation::Tanh { Func::Tanh } else { Func::Sigmoid };
+        (s, Self::table_at(func, _mm512_cvtepu16_epi32(ph)))
+    }
+}
+
+/// The binary16 bits of x rounded to nearest even (`vcvtps2ph`; NaN → a binary16 NaN).
+#[inline(always)]
+unsafe fn to_binary16(x: __m512) -> __m256i {
+    _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x)
 }
 
 impl<const BF: bool> Vector for V512h<BF> {
@@ -297,6 +332,14 @@ impl<const BF: bool> Vector for V512h<BF> {
             Activation::Sigmoid => self.looked_up(Func::Sigmoid),
             _ => V512h(V512(self.0).act(a).0),
         }
+    }
+    #[inline(always)]
+    unsafe fn add_act(self, o: Self, a: Activation) -> (Self, Self) {
+        Self::rounded_and_act(_mm512_add_ps(self.0, o.0), a)
+    }
+    #[inline(always)]
+    unsafe fn end_sum_act(self, a: Activation) -> Self {
+        Self::rounded_and_act(self.0, a).1
     }
 }
 
