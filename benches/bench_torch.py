@@ -426,7 +426,8 @@ def main() -> None:
         print(f"SimpleRNN hidden 1024: {ops / 1e6:.2f} M multiply/add operations per token-step; "
               f"peak at {mhz / 1000:.2f} GHz ({clock_src}; /proc/cpuinfo says {nominal / 1000:.2f})")
         for dt, th, r in big:
-            lanes = vector_lanes(base(dt), flags)
+            # the f32 sums of bf16+f32 / f16+f32 run in f32 lanes
+            lanes = vector_lanes("f32" if "f32" in dt.split("+")[1:] else base(dt), flags)
             fused = "fma" in dt.split("+")
             peak = peak_ops(th, lanes, mhz, fused, vendor, per_cycle)
             print(f"  {dt:<14} threads={th}: {r * ops / 1e9:6.1f} G ops/s = {r * ops / peak:5.1%} of the {'FMA' if fused else 'non-FMA'} peak")

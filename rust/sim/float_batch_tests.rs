@@ -188,6 +188,14 @@ fn one_sequence_of_a_small_layer_in_registers_equals_the_per_sequence_engine() {
             check::<F16SumF32>(&rnn, 1, 30, 1050 + i as u64);
         }
     }
-    // the half formats' own sums stay on the tiles
-    assert!(weights_of(&FloatPlan::<f16>::new(&net(16, 4, 0, Activation::Tanh, 1))).single.is_none());
+    // f16's own sums run in registers with AVX512-FP16 (`V256ph`), bf16's stay on the tiles
+    let native = crate::sim::cells::gated_single::f16::available();
+    for (i, d) in [1, 7, 16, 17, 33, 64, 65].into_iter().enumerate() {
+        for (j, &act) in acts.iter().enumerate() {
+            let rnn = net(d, 1 + (i + j) % 5, j % 3, act, 700 + (i * 8 + j) as u64);
+            assert_eq!(weights_of(&FloatPlan::<f16>::new(&rnn)).single.is_some(), native && d <= 64, "f16 hidden {d}");
+            check::<f16>(&rnn, 1, 30, 1100 + i as u64);
+        }
+    }
+    assert!(weights_of(&FloatPlan::<bf16>::new(&net(16, 4, 0, Activation::Tanh, 1))).single.is_none());
 }

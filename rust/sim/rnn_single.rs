@@ -48,6 +48,8 @@ pub struct RnnLayer<E> {
 pub enum AnyRnn {
     F32(RnnLayer<f32>),
     F64(RnnLayer<f64>),
+    /// f16 in its own arithmetic (binary16 bits, AVX512-FP16: `gated_single_f16::V256ph`)
+    F16(RnnLayer<u16>),
 }
 
 /// `plan` (a `FloatPlan` of some format) packed for this kernel when its format is f32, f64
@@ -64,6 +66,12 @@ pub fn pack_any(plan: &dyn Any) -> Option<AnyRnn> {
     if let Some(p) = plan.downcast_ref::<FloatPlan<f64>>() {
         return pack(p, 8, MAX_HIDDEN_F64, Rounding::F64).map(AnyRnn::F64);
     }
+    if let Some(p) = plan.downcast_ref::<FloatPlan<half::f16>>() {
+        if !f16_available() {
+            return None;
+        }
+        return pack(p, 16, MAX_HIDDEN_F32, Rounding::F16).map(|l| AnyRnn::F16(l.in_bits()));
+    }
     if let Some(p) = plan.downcast_ref::<FloatPlan<Bf16SumF32>>() {
         return pack(p, 16, MAX_HIDDEN_F32, Rounding::Bf16).map(|l| AnyRnn::F32(l.in_f32()));
     }
@@ -77,6 +85,26 @@ impl<E: 'static> RnnLayer<E> {
     /// The same layer with its values seen as f32s (E stored as one f32: `f32_sums::cast_vec`).
     fn in_f32(self) -> RnnLayer<f32> {
         RnnLayer { d: self.d, n: self.n, q: self.q, act: self.act, format: self.format, wx: cast_vec(self.wx), v: cast_vec(self.v), b: cast_vec(self.b) }
+    }
+}
+
+impl RnnLayer<half::f16> {
+    /// The same layer as binary16 bits.
+    fn in_bits(self) -> RnnLayer<u16> {
+        let bits = |v: Vec<half::f16>| v.into_iter().map(half::f16::to_bits).collect();
+        RnnLayer { d: self.d, n: self.n, q: self.q, act: self.act, format: self.format, wx: bits(self.wx), v: bits(self.v), b: bits(self.b) }
+    }
+}
+
+/// Whether this CPU runs the native f16 vectors (x86-64 with AVX512-FP16).
+fn f16_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::sim::cells::gated_single::f16::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
@@ -119,6 +147,7 @@ impl AnyRnn {
                 }
             }
             AnyRnn::F64(l) => x86::tick::<x86::V512d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
+            AnyRnn::F16(l) => x86::tick_f16(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -154,8 +183,55 @@ mod x86 {
         }
     }
 
+    /// `AnyRnn::tick` in f16's own arithmetic: each x_k (f32 lanes holding f16 values)
+    /// converted as it is broadcast, h_{t−1} converted into registers (the recurrent terms'
+    /// h_j broadcast from them by permutes: no store and reload on the tick's dependent
+    /// chain), h_t converted back as it is stored (all exact).
+    pub(super) fn tick_f16(l: &RnnLayer<u16>, x: &[f32], h: &[f32], out: &mut [f32], fma: bool) {
+        assert!(super::f16_available() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
+        // SAFETY: the CPU has AVX512-FP16, BW and F16C (checked); the slices hold what the
+        // tick reads and writes (asserted; h and out through masked loads and stores of d
+        // values).
+        unsafe {
+            match (l.q, fma) {
+                (1, true) => tick_f16_native::<1, true>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
+                (2, true) => tick_f16_native::<2, true>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
+                (3, true) => tick_f16_native::<3, true>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
+                (_, true) => tick_f16_native::<4, true>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
+                (1, false) => tick_f16_native::<1, false>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
+                (2, false) => tick_f16_native::<2, false>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
+                (3, false) => tick_f16_native::<3, false>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
+                (_, false) => tick_f16_native::<4, false>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512fp16,fma,avx2,avx,f16c")]
+    unsafe fn tick_f16_native<const Q: usize, const FUSED: bool>(l: &RnnLayer<u16>, x: *const f32, h: *const f32, out: *mut f32) {
+        use crate::sim::cells::gated_single::f16::{F32Inputs, V256ph};
+        use crate::sim::cells::gated_single::x86::Registers;
+        use crate::sim::simd_round::first_lanes;
+        use std::arch::x86_64::{_mm512_mask_storeu_ps, _mm512_maskz_loadu_ps};
+        let mut hv = [V256ph::zero(); Q];
+        for (q, v) in hv.iter_mut().enumerate() {
+            *v = V256ph::narrow(_mm512_maskz_loadu_ps(first_lanes(live::<V256ph>(q, l.d)), h.add(q * 16)));
+        }
+        let pre = affine::<V256ph, Q, 1, FUSED>(l.wx.as_ptr(), l.b.as_ptr(), F32Inputs(x), l.n);
+        let a = accumulate::<V256ph, Q, 1, FUSED>(pre, l.v.as_ptr(), Registers(&hv), l.d);
+        for (q, v) in a[0].iter().enumerate() {
+            let y = v.end_sum_act(l.act);
+            _mm512_mask_storeu_ps(out.add(q * 16), first_lanes(live::<V256ph>(q, l.d)), y.wide());
+        }
+    }
+
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     unsafe fn tick_512<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
+        tick_body::<V, Q, FUSED>(l, x, h, out)
+    }
+
+    /// One tick on the vectors V (see the module doc), inlined into its entry.
+    #[inline(always)]
+    unsafe fn tick_body<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
         let pre = affine::<V, Q, 1, FUSED>(l.wx.as_ptr(), l.b.as_ptr(), Memory(x), l.n);
         let mut a = accumulate::<V, Q, 1, FUSED>(pre, l.v.as_ptr(), Memory(h), l.d);
         // one sum per unit (bias, inputs, recurrent terms), ended once (`Vector::end_sum`),

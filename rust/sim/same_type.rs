@@ -29,3 +29,11 @@ pub fn uninit_lanes_mut<A: 'static, B: 'static>(s: &mut [MaybeUninit<A>]) -> &mu
     // same size, alignment and validity.
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<MaybeUninit<B>>(), s.len()) }
 }
+
+/// `s` (f16 values not yet written) as their binary16 bits; panics unless A is `half::f16`
+/// (`repr(transparent)` over u16).
+pub fn f16_bits_mut<A: 'static>(s: &mut [MaybeUninit<A>]) -> &mut [MaybeUninit<u16>] {
+    assert_eq!(TypeId::of::<A>(), TypeId::of::<half::f16>(), "same_type::f16_bits_mut of another type");
+    // SAFETY: A is half::f16, a transparent u16 (checked).
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<MaybeUninit<u16>>(), s.len()) }
+}

@@ -196,6 +196,7 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
         match single[0] {
             AnyLayer::F32(_) => run_single::<f32, _, _>(&single, &mut layers, x, n, lens[0], states, cells, spec.fma, ctl)?,
             AnyLayer::F64(_) => run_single::<f64, _, _>(&single, &mut layers, x, n, lens[0], states, cells, spec.fma, ctl)?,
+            AnyLayer::F16(_) => run_single_f16(&single, &mut layers, x, n, lens[0], states, cells, spec.fma, ctl)?,
         }
         finish(out, &layers, &kept, lens[0], 1, ctl);
         return Ok(());
@@ -303,6 +304,29 @@ fn run_single<E: Elem, C: 'static, F: 'static>(single: &[&AnyLayer], layers: &mu
     let mut state: Vec<LayerState<'_, E>> = layers.iter_mut().map(|lb| LayerState { h: same_type::slice_mut(&mut lb.h), c: same_type::slice_mut(&mut lb.c) }).collect();
     // (F is E, or a half format with f32 sums and E f32: both stored as one f32)
     gated_single::run(&typed, same_type::slice(x), n, len, &mut state, states.map(same_type::uninit_lanes_mut), cells.map(same_type::uninit_lanes_mut), fma, ctl)
+}
+
+/// `gated_single::run` in f16's own arithmetic (binary16 lanes, AVX512-FP16): the block's
+/// f32 lanes (C; f16 values, so every conversion is exact) converted to binary16 for the
+/// run: the inputs, every layer's h and c, and back; the kept rows are written as binary16
+/// straight into the result (F is `half::f16`).
+#[allow(clippy::too_many_arguments)]
+fn run_single_f16<C: 'static, F: 'static>(single: &[&AnyLayer], layers: &mut [LayerBlock<C>], x: &[C], n: usize, len: usize, states: Option<&mut [MaybeUninit<F>]>, cells: Option<&mut [MaybeUninit<F>]>, fma: bool, ctl: &Control) -> SimResult<()> {
+    let typed: Vec<&RegLayer<u16>> = single.iter().map(|l| l.get::<u16>()).collect::<Option<_>>().expect("every layer of a stack has the same lane type");
+    let bits = |v: &[f32]| v.iter().map(|&x| half::f16::from_f32(x).to_bits()).collect::<Vec<u16>>();
+    let x16 = bits(&same_type::slice::<C, f32>(x)[..len * n]);
+    let mut hc: Vec<(Vec<u16>, Vec<u16>)> = layers.iter().map(|lb| (bits(same_type::slice(&lb.h)), bits(same_type::slice(&lb.c)))).collect();
+    let mut state: Vec<LayerState<'_, u16>> = hc.iter_mut().map(|(h, c)| LayerState { h, c }).collect();
+    gated_single::run(&typed, &x16, n, len, &mut state, states.map(same_type::f16_bits_mut), cells.map(same_type::f16_bits_mut), fma, ctl)?;
+    for (lb, (h, c)) in layers.iter_mut().zip(&hc) {
+        for (d, &b) in same_type::slice_mut::<C, f32>(&mut lb.h).iter_mut().zip(h) {
+            *d = half::f16::from_bits(b).to_f32();
+        }
+        for (d, &b) in same_type::slice_mut::<C, f32>(&mut lb.c).iter_mut().zip(c) {
+            *d = half::f16::from_bits(b).to_f32();
+        }
+    }
+    Ok(())
 }
 
 /// Every layer's `gated_single` weights when a block of `ns` sequences on a team of `team`

@@ -122,10 +122,41 @@ impl Elem for f64 {
     }
 }
 
+/// f16 in its own arithmetic, as binary16 bits (`gated_single_f16::V256ph`: AVX512-FP16).
+impl Elem for u16 {
+    fn available() -> bool {
+        f16_available()
+    }
+    fn lanes() -> usize {
+        16
+    }
+    fn width_available(lanes: usize) -> bool {
+        lanes == 16 && f16_available()
+    }
+    const MAX_HIDDEN: usize = MAX_HIDDEN;
+    unsafe fn run_layer(l: &RegLayer<u16>, x: *const u16, ldx: usize, ticks: usize, h: &mut [u16], c: &mut [u16], hs: *mut u16, cs: *mut u16, fma: bool) {
+        run_layer_f16(l, x, ldx, ticks, h, c, hs, cs, fma)
+    }
+}
+
+/// Whether this CPU runs the native f16 vectors (x86-64 with AVX512-FP16).
+fn f16_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        f16::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// A layer packed for this kernel, in its lane type.
 pub enum AnyLayer {
     F32(RegLayer<f32>),
     F64(RegLayer<f64>),
+    /// f16 in its own arithmetic: binary16 bits
+    F16(RegLayer<u16>),
 }
 
 impl AnyLayer {
@@ -135,6 +166,7 @@ impl AnyLayer {
         match self {
             AnyLayer::F32(l) => (l as &dyn Any).downcast_ref(),
             AnyLayer::F64(l) => (l as &dyn Any).downcast_ref(),
+            AnyLayer::F16(l) => (l as &dyn Any).downcast_ref(),
         }
     }
 }
@@ -150,6 +182,9 @@ pub fn pack_any(g: &dyn std::any::Any) -> Option<AnyLayer> {
     if let Some(p) = g.downcast_ref::<GatedPlan<f64>>() {
         return if f64::available() { pack(p).map(AnyLayer::F64) } else { None };
     }
+    if let Some(p) = g.downcast_ref::<GatedPlan<half::f16>>() {
+        return if f16_available() && !approximate(p) { pack_for(p, 16, |v: half::f16| v.to_bits(), Rounding::F16).map(AnyLayer::F16) } else { None };
+    }
     if let Some(p) = g.downcast_ref::<GatedPlan<Bf16SumF32>>() {
         return if half_runs(p) { pack_for(p, 16, |v| v.0, Rounding::Bf16).map(AnyLayer::F32) } else { None };
     }
@@ -162,7 +197,12 @@ pub fn pack_any(g: &dyn std::any::Any) -> Option<AnyLayer> {
 /// Whether a layer of a half format with f32 sums runs here: AVX-512 (`V512h`), and none of
 /// f32's approximate activations.
 fn half_runs<T>(p: &GatedPlan<T>) -> bool {
-    crate::sim::cpu::avx512() && ![p.gate, p.candidate, p.output].iter().any(|a| matches!(a, Activation::ApproxTanh | Activation::ApproxSigmoid))
+    crate::sim::cpu::avx512() && !approximate(p)
+}
+
+/// Whether the layer uses f32's approximate activations (`approx_activations=True`).
+fn approximate<T>(p: &GatedPlan<T>) -> bool {
+    [p.gate, p.candidate, p.output].iter().any(|a| matches!(a, Activation::ApproxTanh | Activation::ApproxSigmoid))
 }
 
 /// Whether this CPU runs the f32 kernel (AVX-512 F/VL/DQ and FMA, or AVX2 and FMA).
@@ -322,6 +362,36 @@ unsafe fn run_layer(_: &RegLayer<f32>, _: *const f32, _: usize, _: usize, _: &mu
     unreachable!("available() is false off x86-64")
 }
 
+/// `run_layer` in f16's own arithmetic (16 binary16 lanes, AVX512-FP16).
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_layer_f16(l: &RegLayer<u16>, x: *const u16, ldx: usize, ticks: usize, h: &mut [u16], c: &mut [u16], hs: *mut u16, cs: *mut u16, fma: bool) {
+    use x86::*;
+    macro_rules! go {
+        ($q:literal) => {
+            match (l.kind, fma) {
+                (GatedKind::Lstm, true) => layer_f16::<$q, 4, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Lstm, false) => layer_f16::<$q, 4, false>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::DoublingLstm, true) => layer_f16::<$q, 5, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::DoublingLstm, false) => layer_f16::<$q, 5, false>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Gru, true) => layer_f16::<$q, 3, true>(l, x, ldx, ticks, h, c, hs, cs),
+                (GatedKind::Gru, false) => layer_f16::<$q, 3, false>(l, x, ldx, ticks, h, c, hs, cs),
+            }
+        };
+    }
+    match l.q {
+        1 => go!(1),
+        2 => go!(2),
+        3 => go!(3),
+        _ => go!(4),
+    }
+}
+#[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_layer_f16(_: &RegLayer<u16>, _: *const u16, _: usize, _: usize, _: &mut [u16], _: &mut [u16], _: *mut u16, _: *mut u16, _: bool) {
+    unreachable!("available() is false off x86-64")
+}
+
 /// `run_layer` in f64 (8 lanes, AVX-512).
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
@@ -383,6 +453,21 @@ pub(crate) mod x86 {
         out
     }
 
+    /// The native f16 vector's operations on 16 lane pairs of binary16 bits (the tests'
+    /// entry): [add, mul, act(a), a + b·b fused, a + b·b not fused, −a, lane 5 of a].
+    #[cfg(test)]
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512fp16,fma,avx2,avx,f16c")]
+    pub(super) unsafe fn f16_ops(f: Activation, a: &[u16; 16], b: &[u16; 16]) -> [[u16; 16]; 7] {
+        use super::f16::V256ph;
+        let (x, y) = (V256ph::load(a.as_ptr()), V256ph::load(b.as_ptr()));
+        let rows = [x.add(y), x.mul(y), x.act(f), x.sum_step::<true>(y, y), x.sum_step::<false>(y, y), x.neg(), x.lane(5)];
+        let mut out = [[0u16; 16]; 7];
+        for (o, v) in out.iter_mut().zip(rows) {
+            v.store(o.as_mut_ptr());
+        }
+        out
+    }
+
     /// `act` over 8 values (the tests' entry), AVX2.
     #[cfg(test)]
     #[target_feature(enable = "avx2,avx,fma")]
@@ -407,7 +492,7 @@ pub(crate) mod x86 {
     }
 
     /// z_k in lane k mod L of vector k / L, broadcast by a permute (no store and reload).
-    struct Registers<'a, V, const Q: usize>(&'a [V; Q]);
+    pub(crate) struct Registers<'a, V, const Q: usize>(pub(crate) &'a [V; Q]);
 
     impl<V: Vector, const Q: usize> Source<V> for Registers<'_, V, Q> {
         #[inline(always)]
@@ -504,6 +589,12 @@ pub(crate) mod x86 {
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn layer_avx512_f16<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
         layer::<V512h<false>, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
+    }
+    /// `layer` on 16 binary16 lanes (f16's own arithmetic).
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512fp16,fma,avx2,avx,f16c")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn layer_f16<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<u16>, x: *const u16, ldx: usize, ticks: usize, h: &mut [u16], c: &mut [u16], hs: *mut u16, cs: *mut u16) {
+        layer::<super::f16::V256ph, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
     }
     /// `layer` on 8 f64 lanes.
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
@@ -674,6 +765,10 @@ pub(crate) mod x86 {
 #[cfg(target_arch = "x86_64")]
 #[path = "gated_single_vectors.rs"]
 pub(crate) mod vectors;
+
+#[cfg(target_arch = "x86_64")]
+#[path = "gated_single_f16.rs"]
+pub(crate) mod f16;
 
 #[cfg(test)]
 #[path = "gated_single_tests.rs"]

@@ -85,6 +85,19 @@ pub(crate) struct V512(__m512);
 #[derive(Clone, Copy)]
 pub(crate) struct V256(__m256);
 
+impl V512 {
+    /// The vector of these lanes.
+    #[inline(always)]
+    pub(crate) fn from_raw(x: __m512) -> Self {
+        V512(x)
+    }
+    /// Its lanes.
+    #[inline(always)]
+    pub(crate) fn raw(self) -> __m512 {
+        self.0
+    }
+}
+
 impl Vector for V512 {
     type E = f32;
     const LANES: usize = 16;
