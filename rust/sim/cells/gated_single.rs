@@ -316,43 +316,48 @@ fn padded_copy<E: Elem>(v: &[E], n: usize) -> Vec<E> {
     p
 }
 
+/// `$entry::<Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)` for the layer's cell (G = 4 gate
+/// blocks for the LSTM, 5 for the Doubling-LSTM, 3 for the GRU) and `fma`, with Q = `$q`
+/// vectors per gate block (a literal): the dispatch of every `run_layer_*`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! go {
+    ($entry:ident, $q:literal, $l:ident, $fma:ident, $x:ident, $ldx:ident, $ticks:ident, $h:ident, $c:ident, $hs:ident, $cs:ident) => {
+        match ($l.kind, $fma) {
+            (GatedKind::Lstm, true) => $entry::<$q, 4, true>($l, $x, $ldx, $ticks, $h, $c, $hs, $cs),
+            (GatedKind::Lstm, false) => $entry::<$q, 4, false>($l, $x, $ldx, $ticks, $h, $c, $hs, $cs),
+            (GatedKind::DoublingLstm, true) => $entry::<$q, 5, true>($l, $x, $ldx, $ticks, $h, $c, $hs, $cs),
+            (GatedKind::DoublingLstm, false) => $entry::<$q, 5, false>($l, $x, $ldx, $ticks, $h, $c, $hs, $cs),
+            (GatedKind::Gru, true) => $entry::<$q, 3, true>($l, $x, $ldx, $ticks, $h, $c, $hs, $cs),
+            (GatedKind::Gru, false) => $entry::<$q, 3, false>($l, $x, $ldx, $ticks, $h, $c, $hs, $cs),
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_layer(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32, fma: bool) {
     use x86::*;
-    macro_rules! go {
-        ($entry:ident, $q:literal) => {
-            match (l.kind, fma) {
-                (GatedKind::Lstm, true) => $entry::<$q, 4, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Lstm, false) => $entry::<$q, 4, false>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::DoublingLstm, true) => $entry::<$q, 5, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::DoublingLstm, false) => $entry::<$q, 5, false>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Gru, true) => $entry::<$q, 3, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Gru, false) => $entry::<$q, 3, false>(l, x, ldx, ticks, h, c, hs, cs),
-            }
-        };
-    }
     match (l.format, l.lanes, l.q) {
-        (Rounding::Bf16, _, 1) => go!(layer_avx512_bf16, 1),
-        (Rounding::Bf16, _, 2) => go!(layer_avx512_bf16, 2),
-        (Rounding::Bf16, _, 3) => go!(layer_avx512_bf16, 3),
-        (Rounding::Bf16, _, _) => go!(layer_avx512_bf16, 4),
-        (Rounding::F16, _, 1) => go!(layer_avx512_f16, 1),
-        (Rounding::F16, _, 2) => go!(layer_avx512_f16, 2),
-        (Rounding::F16, _, 3) => go!(layer_avx512_f16, 3),
-        (Rounding::F16, _, _) => go!(layer_avx512_f16, 4),
-        (_, 16, 1) => go!(layer_avx512, 1),
-        (_, 16, 2) => go!(layer_avx512, 2),
-        (_, 16, 3) => go!(layer_avx512, 3),
-        (_, 16, _) => go!(layer_avx512, 4),
-        (_, _, 1) => go!(layer_avx2, 1),
-        (_, _, 2) => go!(layer_avx2, 2),
-        (_, _, 3) => go!(layer_avx2, 3),
-        (_, _, 4) => go!(layer_avx2, 4),
-        (_, _, 5) => go!(layer_avx2, 5),
-        (_, _, 6) => go!(layer_avx2, 6),
-        (_, _, 7) => go!(layer_avx2, 7),
-        (_, _, _) => go!(layer_avx2, 8),
+        (Rounding::Bf16, _, 1) => go!(layer_avx512_bf16, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::Bf16, _, 2) => go!(layer_avx512_bf16, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::Bf16, _, 3) => go!(layer_avx512_bf16, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::Bf16, _, _) => go!(layer_avx512_bf16, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::F16, _, 1) => go!(layer_avx512_f16, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::F16, _, 2) => go!(layer_avx512_f16, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::F16, _, 3) => go!(layer_avx512_f16, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::F16, _, _) => go!(layer_avx512_f16, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, 16, 1) => go!(layer_avx512, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, 16, 2) => go!(layer_avx512, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, 16, 3) => go!(layer_avx512, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, 16, _) => go!(layer_avx512, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, _, 1) => go!(layer_avx2, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, _, 2) => go!(layer_avx2, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, _, 3) => go!(layer_avx2, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, _, 4) => go!(layer_avx2, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, _, 5) => go!(layer_avx2, 5, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, _, 6) => go!(layer_avx2, 6, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, _, 7) => go!(layer_avx2, 7, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, _, _) => go!(layer_avx2, 8, l, fma, x, ldx, ticks, h, c, hs, cs),
     }
 }
 
@@ -367,23 +372,11 @@ unsafe fn run_layer(_: &RegLayer<f32>, _: *const f32, _: usize, _: usize, _: &mu
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_layer_f16(l: &RegLayer<u16>, x: *const u16, ldx: usize, ticks: usize, h: &mut [u16], c: &mut [u16], hs: *mut u16, cs: *mut u16, fma: bool) {
     use x86::*;
-    macro_rules! go {
-        ($q:literal) => {
-            match (l.kind, fma) {
-                (GatedKind::Lstm, true) => layer_f16::<$q, 4, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Lstm, false) => layer_f16::<$q, 4, false>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::DoublingLstm, true) => layer_f16::<$q, 5, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::DoublingLstm, false) => layer_f16::<$q, 5, false>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Gru, true) => layer_f16::<$q, 3, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Gru, false) => layer_f16::<$q, 3, false>(l, x, ldx, ticks, h, c, hs, cs),
-            }
-        };
-    }
     match l.q {
-        1 => go!(1),
-        2 => go!(2),
-        3 => go!(3),
-        _ => go!(4),
+        1 => go!(layer_f16, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
+        2 => go!(layer_f16, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
+        3 => go!(layer_f16, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
+        _ => go!(layer_f16, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
     }
 }
 #[cfg(not(target_arch = "x86_64"))]
@@ -397,23 +390,11 @@ unsafe fn run_layer_f16(_: &RegLayer<u16>, _: *const u16, _: usize, _: usize, _:
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_layer_f64(l: &RegLayer<f64>, x: *const f64, ldx: usize, ticks: usize, h: &mut [f64], c: &mut [f64], hs: *mut f64, cs: *mut f64, fma: bool) {
     use x86::*;
-    macro_rules! go {
-        ($q:literal) => {
-            match (l.kind, fma) {
-                (GatedKind::Lstm, true) => layer_avx512_f64::<$q, 4, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Lstm, false) => layer_avx512_f64::<$q, 4, false>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::DoublingLstm, true) => layer_avx512_f64::<$q, 5, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::DoublingLstm, false) => layer_avx512_f64::<$q, 5, false>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Gru, true) => layer_avx512_f64::<$q, 3, true>(l, x, ldx, ticks, h, c, hs, cs),
-                (GatedKind::Gru, false) => layer_avx512_f64::<$q, 3, false>(l, x, ldx, ticks, h, c, hs, cs),
-            }
-        };
-    }
     match l.q {
-        1 => go!(1),
-        2 => go!(2),
-        3 => go!(3),
-        _ => go!(4),
+        1 => go!(layer_avx512_f64, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
+        2 => go!(layer_avx512_f64, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
+        3 => go!(layer_avx512_f64, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
+        _ => go!(layer_avx512_f64, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
     }
 }
 
