@@ -24,7 +24,6 @@
 
 use crate::sim::block_io::{split_blocks, store};
 use crate::sim::lanes::LaneFormat;
-use std::any::TypeId;
 use std::mem::MaybeUninit;
 
 /// Ticks per flush of a block's kept rows (`Kept::flush`): enough for `FLUSH_BYTES` of a
@@ -192,6 +191,7 @@ impl Kept {
 fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
+        use std::any::TypeId;
         use std::arch::x86_64::*;
         let (p, bytes) = (dst.as_mut_ptr() as usize, std::mem::size_of_val(dst));
         if !F::STORED_AS_LANE || p % 16 != 0 || bytes % 16 != 0 || dst.len() != src.len() {

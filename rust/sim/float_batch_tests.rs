@@ -189,7 +189,7 @@ fn one_sequence_of_a_small_layer_in_registers_equals_the_per_sequence_engine() {
         }
     }
     // f16's own sums run in registers with AVX512-FP16 (`V256ph`), bf16's stay on the tiles
-    let native = crate::sim::cells::gated_single::f16::available();
+    let native = crate::sim::cells::gated_single::f16_available();
     for (i, d) in [1, 7, 16, 17, 33, 64, 65].into_iter().enumerate() {
         for (j, &act) in acts.iter().enumerate() {
             let rnn = net(d, 1 + (i + j) % 5, j % 3, act, 700 + (i * 8 + j) as u64);

@@ -67,7 +67,7 @@ pub fn pack_any(plan: &dyn Any) -> Option<AnyRnn> {
         return pack(p, 8, MAX_HIDDEN_F64, Rounding::F64).map(AnyRnn::F64);
     }
     if let Some(p) = plan.downcast_ref::<FloatPlan<half::f16>>() {
-        if !f16_available() {
+        if !crate::sim::cells::gated_single::f16_available() {
             return None;
         }
         return pack(p, 16, MAX_HIDDEN_F32, Rounding::F16).map(|l| AnyRnn::F16(l.in_bits()));
@@ -93,18 +93,6 @@ impl RnnLayer<half::f16> {
     fn in_bits(self) -> RnnLayer<u16> {
         let bits = |v: Vec<half::f16>| v.into_iter().map(half::f16::to_bits).collect();
         RnnLayer { d: self.d, n: self.n, q: self.q, act: self.act, format: self.format, wx: bits(self.wx), v: bits(self.v), b: bits(self.b) }
-    }
-}
-
-/// Whether this CPU runs the native f16 vectors (x86-64 with AVX512-FP16).
-fn f16_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        crate::sim::cells::gated_single::f16::available()
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 
@@ -188,7 +176,7 @@ mod x86 {
     /// h_j broadcast from them by permutes: no store and reload on the tick's dependent
     /// chain), h_t converted back as it is stored (all exact).
     pub(super) fn tick_f16(l: &RnnLayer<u16>, x: &[f32], h: &[f32], out: &mut [f32], fma: bool) {
-        assert!(super::f16_available() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
+        assert!(crate::sim::cells::gated_single::f16_available() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
         // SAFETY: the CPU has AVX512-FP16, BW and F16C (checked); the slices hold what the
         // tick reads and writes (asserted; h and out through masked loads and stores of d
         // values).

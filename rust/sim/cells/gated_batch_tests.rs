@@ -231,8 +231,7 @@ fn one_sequence_of_small_layers_in_registers_equals_the_per_sequence_engine() {
     in_registers::<crate::num::f32_sums::Bf16SumF32>(&[1, 7, 16, 17, 33, 48, 64], 65, crate::sim::cpu::avx512(), 200);
     in_registers::<crate::num::f32_sums::F16SumF32>(&[1, 7, 16, 17, 33, 48, 64], 65, crate::sim::cpu::avx512(), 300);
     // f16's own arithmetic: binary16 lanes with AVX512-FP16 (`V256ph`)
-    #[cfg(target_arch = "x86_64")]
-    in_registers::<half::f16>(&[1, 7, 16, 17, 33, 48, 64], 65, gated_single::f16::available(), 400);
+    in_registers::<half::f16>(&[1, 7, 16, 17, 33, 48, 64], 65, gated_single::f16_available(), 400);
 }
 
 /// The register kernel's cases in format F: hidden sizes `sizes` run there when `able`,

@@ -140,7 +140,7 @@ impl Elem for u16 {
 }
 
 /// Whether this CPU runs the native f16 vectors (x86-64 with AVX512-FP16).
-fn f16_available() -> bool {
+pub fn f16_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         f16::available()

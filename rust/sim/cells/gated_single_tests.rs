@@ -225,7 +225,7 @@ fn half_vectors_equal_the_scalar_formats() {
 fn native_f16_vectors_equal_the_scalar_format() {
     use crate::num::float::Float;
     use half::f16 as h16;
-    if !f16::available() {
+    if !f16_available() {
         return;
     }
     let mut s = 11u64;
