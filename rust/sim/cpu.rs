@@ -85,3 +85,25 @@ pub fn avx2_fma() -> bool {
 pub fn avx2_f16c() -> bool {
     tiers().avx2_f16c
 }
+
+/// Whether the CPU is Intel's (CPUID vendor "GenuineIntel"): the fused tiles choose how to
+/// broadcast (`tile_x86::register_broadcast`).
+pub fn intel() -> bool {
+    static INTEL: OnceLock<bool> = OnceLock::new();
+    *INTEL.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // (CPUID leaf 0, the vendor string, exists on every x86-64 CPU)
+            let r = std::arch::x86_64::__cpuid(0);
+            let mut v = [0u8; 12];
+            v[..4].copy_from_slice(&r.ebx.to_le_bytes());
+            v[4..8].copy_from_slice(&r.edx.to_le_bytes());
+            v[8..].copy_from_slice(&r.ecx.to_le_bytes());
+            &v == b"GenuineIntel"
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}

@@ -48,14 +48,35 @@ pub(super) trait Ops {
     unsafe fn fma_splat(_acc: Self::V, _w: Self::V, _p: *const Self::C) -> Self::V {
         unreachable!("the fused tile is only driven for formats with FMA = true")
     }
+    /// Whether the fused tile broadcasts z[s][k] into a register once per sequence and k
+    /// (`vbroadcastss`/`sd`) for its N vectors (`fma_reg`) instead of embedding the
+    /// broadcast in each FMA (`fma_splat`): see [`register_broadcast`].
+    const REG_FMA: bool = false;
+    /// acc + w·z (z a register), rounded once.
+    #[inline(always)]
+    unsafe fn fma_reg(_acc: Self::V, _w: Self::V, _z: Self::V) -> Self::V {
+        unreachable!("only the Ops with REG_FMA = true take a register z")
+    }
+}
+
+/// Whether the fused f32/f64 tiles broadcast z into a register (`Ops::REG_FMA`): on Intel
+/// cores. An embedded broadcast is a load µop per FMA; a tile of 12 sequences × 2 vectors
+/// then issues 26 loads per k for its 24 FMAs, which bounds a core with two 512-bit FMA
+/// pipes and two 512-bit load ports (session 34's Xeon: the fused SimpleRNN at hidden
+/// 1024 at 48% of the FMA peak); one broadcast per sequence makes it 14. On Zen 4, whose
+/// 512-bit FMAs take its two pipes each and whose `vbroadcastss` from memory takes a vector
+/// pipe slot, the embedded broadcast is faster (`vmulpd_splat`). Same operations, same bits.
+pub(super) fn register_broadcast() -> bool {
+    crate::sim::cpu::intel()
 }
 
 /// Sequences per tile of the f32 and f64 AVX-512 tiles: 12 × 2 vectors, 24 accumulators
 /// of the 32 registers (the half formats keep `MR`: their roundings need registers).
 const ROWS_F32_F64: usize = 12;
 
-struct F64;
-impl Ops for F64 {
+/// f64 lanes; `B`: the fused tile broadcasts z into a register (`Ops::REG_FMA`).
+struct F64<const B: bool = false>;
+impl<const B: bool> Ops for F64<B> {
     type C = f64;
     type V = __m512d;
     const L: usize = 8;
@@ -76,6 +97,9 @@ impl Ops for F64 {
     const FMA: bool = true;
     #[inline(always)]
     unsafe fn fma_splat(acc: __m512d, w: __m512d, p: *const f64) -> __m512d { vfmadd231pd_splat(acc, w, p) }
+    const REG_FMA: bool = B;
+    #[inline(always)]
+    unsafe fn fma_reg(acc: __m512d, w: __m512d, z: __m512d) -> __m512d { _mm512_fmadd_pd(w, z, acc) }
 }
 
 /// a · (the f64 at p in every lane), the broadcast embedded in the multiply (`{1to8}`).
@@ -123,9 +147,10 @@ unsafe fn vfmadd231ps_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
     r
 }
 
-/// f32 lanes, each result rounded to the grid `R` (none, bf16 or f16).
-struct F32<const R: u8>;
-impl<const R: u8> F32<R> {
+/// f32 lanes, each result rounded to the grid `R` (none, bf16 or f16); `B` (f32 only): the
+/// fused tile broadcasts z into a register (`Ops::REG_FMA`).
+struct F32<const R: u8, const B: bool = false>;
+impl<const R: u8, const B: bool> F32<R, B> {
     #[inline(always)]
     unsafe fn round(x: __m512) -> __m512 {
         match R {
@@ -135,7 +160,7 @@ impl<const R: u8> F32<R> {
         }
     }
 }
-impl<const R: u8> Ops for F32<R> {
+impl<const R: u8, const B: bool> Ops for F32<R, B> {
     type C = f32;
     type V = __m512;
     const L: usize = 16;
@@ -164,6 +189,11 @@ impl<const R: u8> Ops for F32<R> {
     /// (RU's zero sign, the same as nearest's) is taken. Overflow: RD stops at ±MAX (odd),
     /// whose nearest half value is ±∞, as the exact sum's.
     const FMA: bool = true;
+    const REG_FMA: bool = R == 0 && B;
+    #[inline(always)]
+    unsafe fn fma_reg(acc: __m512, w: __m512, z: __m512) -> __m512 {
+        _mm512_fmadd_ps(w, z, acc)
+    }
     #[inline(always)]
     unsafe fn fma_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
         if R == 0 {
@@ -353,7 +383,12 @@ unsafe fn k_step<O: Ops, const M: usize, const N: usize, const P: usize, const F
     for (s, row) in a.iter_mut().enumerate() {
         let zp = z.add(s * ldz + k);
         for (xs, wv) in row.iter_mut().zip(w.iter()) {
-            if FUSED {
+            if FUSED && O::REG_FMA {
+                let zb = O::splat(zp);
+                for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
+                    *x = O::fma_reg(*x, wv, zb);
+                }
+            } else if FUSED {
                 for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
                     *x = O::fma_splat(*x, wv, zp);
                 }
@@ -719,7 +754,9 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
     // `super::accumulate`, `super::affine_gates`)
     use super::tile_avx2 as y;
     match (F::ROUNDING, avx512) {
+        (Rounding::F64, true) if fma && register_broadcast() => run::<F, F64<true>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F64<true>>),
         (Rounding::F64, true) => run::<F, F64>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F64>),
+        (Rounding::F32, true) if fma && register_broadcast() => run::<F, F32<0, true>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true>>),
         (Rounding::F32, true) => run::<F, F32<0>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0>>),
         (Rounding::Bf16, true) => run::<F, F32<1>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<1>>),
         (Rounding::F16, true) => run::<F, F32<2>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<2>>),
@@ -800,6 +837,26 @@ where
     }
     let gates = gates.map(|g| GateStore { addend: g.addend.cast::<O::C>(), addend_ld: g.addend_ld, pre: g.pre.cast::<O::C>(), hsz: g.hsz, units: g.units, region: g.region });
     drive(bias.map(same_type::slice), &t[..terms.len()], ns, acc.cast::<O::C>(), gates, fma, panels)
+}
+
+/// The fused f32 or f64 tile (`C`) with z broadcast into a register (`reg`) or embedded in
+/// each FMA, for comparing the two.
+#[cfg(test)]
+pub(super) fn accumulate_fused<C: 'static>(p: &Packed<C>, z: &[C], ldz: usize, ns: usize, acc: &mut [C], reg: bool) {
+    assert!(crate::sim::cpu::avx512());
+    let t = [(p, z, ldz)];
+    let a = acc.as_mut_ptr();
+    let panels = 0..p.up / p.pw;
+    // SAFETY: as in `affine`; C is f32 or f64 (same_type checks).
+    unsafe {
+        if std::any::TypeId::of::<C>() == std::any::TypeId::of::<f32>() {
+            let t: [TermRef<'_, f32>; 1] = [(cast(t[0].0), same_type::slice(t[0].1), ldz)];
+            if reg { drive_avx512::<F32<0, true>>(None, &t, ns, a.cast(), None, true, panels) } else { drive_avx512::<F32<0>>(None, &t, ns, a.cast(), None, true, panels) }
+        } else {
+            let t: [TermRef<'_, f64>; 1] = [(cast(t[0].0), same_type::slice(t[0].1), ldz)];
+            if reg { drive_avx512::<F64<true>>(None, &t, ns, a.cast(), None, true, panels) } else { drive_avx512::<F64>(None, &t, ns, a.cast(), None, true, panels) }
+        }
+    }
 }
 
 /// The f32-lane (emulated rounding) f16 tile, for comparing with the native one.
