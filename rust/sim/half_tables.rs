@@ -23,8 +23,8 @@ use std::sync::OnceLock;
 const SIZE: usize = 1 << 16;
 
 /// The table of `func` in `fmt` (f16 or bf16): entry i = round_F(D(the value with bits i))
-/// as an f32 (also the register kernels' lookups, `gated_single_vectors::V512h`).
-pub fn table(func: Func, fmt: BinaryFormat) -> &'static [f32] {
+/// as an f32.
+fn table(func: Func, fmt: BinaryFormat) -> &'static [f32] {
     static TABLES: [OnceLock<Box<[f32]>>; 4] = [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let bf = fmt == BinaryFormat::BF16;
     debug_assert!(bf || fmt == BinaryFormat::F16, "half tables exist for f16 and bf16 only");
@@ -72,6 +72,17 @@ pub fn apply(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
         return unsafe { gather_avx2(t, bf, xs) };
     }
     xs.iter_mut().for_each(|x| *x = t[index(*x, bf)]);
+}
+
+/// Entries `idx` (16 lanes of 16-bit patterns) of `func`'s table in `fmt`: the register
+/// kernels' lookup (`gated_single_vectors::V512h`, `gated_single_f16::V256ph`).
+///
+/// # Safety
+/// The caller is compiled with AVX-512F; every lane of idx is below 2^16.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub unsafe fn gather16(func: Func, fmt: BinaryFormat, idx: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512 {
+    std::arch::x86_64::_mm512_i32gather_ps::<4>(idx, table(func, fmt).as_ptr().cast())
 }
 
 #[cfg(target_arch = "x86_64")]

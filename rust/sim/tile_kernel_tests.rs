@@ -516,7 +516,9 @@ fn fused_tiles_broadcast_either_way_with_the_same_bits() {
             let mut embedded = c.init.clone();
             x86::accumulate_fused(&c.packed, &c.z, c.ldz, ns, &mut reg, true);
             x86::accumulate_fused(&c.packed, &c.z, c.ldz, ns, &mut embedded, false);
-            assert!(reg == embedded, "{} k {k} units {units} ns {ns} nr {nr}", F::NAME);
+            // bit for bit (the Debug form tells −0 from +0)
+            let bits = |v: &[F::C]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+            assert_eq!(bits(&reg), bits(&embedded), "{} k {k} units {units} ns {ns} nr {nr}", F::NAME);
             // and both are the sequential definition
             accumulate_is_sequential::<F>(&c.wt, &c.packed, &c.z, c.ldz, ns, &c.init, true);
         }

@@ -38,8 +38,7 @@ impl V256ph {
     /// `func` of every lane from its f16 table.
     #[inline(always)]
     unsafe fn looked_up(self, func: Func) -> Self {
-        let t = crate::sim::half_tables::table(func, BinaryFormat::F16);
-        Self::narrow(_mm512_i32gather_ps::<4>(_mm512_cvtepu16_epi32(self.0), t.as_ptr().cast()))
+        Self::narrow(crate::sim::half_tables::gather16(func, BinaryFormat::F16, _mm512_cvtepu16_epi32(self.0)))
     }
 }
 

@@ -262,8 +262,7 @@ impl<const BF: bool> V512h<BF> {
     #[inline(always)]
     unsafe fn table_at(func: Func, idx: __m512i) -> Self {
         use crate::num::round::BinaryFormat;
-        let t = crate::sim::half_tables::table(func, if BF { BinaryFormat::BF16 } else { BinaryFormat::F16 });
-        V512h(_mm512_i32gather_ps::<4>(idx, t.as_ptr().cast()))
+        V512h(crate::sim::half_tables::gather16(func, if BF { BinaryFormat::BF16 } else { BinaryFormat::F16 }, idx))
     }
     /// (round(x), act_a(round(x))). For f16 the one `vcvtps2ph` of x gives both the rounded
     /// value (converted back) and the table index, so a lookup waits for one conversion
