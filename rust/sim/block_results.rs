@@ -22,7 +22,7 @@
 //!
 //! None of this changes a value, only where and when it is stored.
 
-use crate::sim::block_io::{split_blocks, store};
+use crate::sim::block_io::split_blocks;
 use crate::sim::lanes::LaneFormat;
 use std::mem::MaybeUninit;
 
@@ -106,21 +106,7 @@ pub(crate) fn advise_huge_pages<T>(buf: &mut [MaybeUninit<T>]) {
 #[inline]
 pub fn store_uninit<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) {
     debug_assert_eq!(dst.len(), src.len());
-    if F::STORED_AS_LANE {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            d.write(F::from_lane(s));
-        }
-        return;
-    }
-    // the half formats: their bulk conversion, through a small buffer
-    let mut buf = [F::zero(); 64];
-    for (d, s) in dst.chunks_mut(64).zip(src.chunks(64)) {
-        let b = &mut buf[..d.len()];
-        store::<F>(b, s);
-        for (x, &y) in d.iter_mut().zip(b.iter()) {
-            x.write(y);
-        }
-    }
+    F::from_lanes_uninit(dst, src)
 }
 
 /// The layout of a (B, T, row) kept result (`t_max` = T) and how a block writes its share:

@@ -13,6 +13,7 @@ use crate::num::round::BinaryFormat;
 use crate::sim::half_tables;
 use crate::sim::ziv::Func;
 use half::{bf16, f16};
+use std::mem::MaybeUninit;
 
 /// A hardware float the kernel computes in.
 pub trait Lane:
@@ -113,6 +114,15 @@ pub trait LaneFormat: Float {
     fn to_lanes(src: &[Self]) -> Vec<Self::C> {
         src.iter().map(|v| v.to_lane()).collect()
     }
+    /// `from_lane` over a slice (exact) into memory not yet initialised, value by value
+    /// (inline: a flush of kept states calls it once per row of a tick); f16 overrides it
+    /// with F16C's conversion.
+    #[inline]
+    fn from_lanes_uninit(dst: &mut [MaybeUninit<Self>], src: &[Self::C]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            d.write(Self::from_lane(s));
+        }
+    }
     /// `from_lane` over a slice (exact). In fixed chunks of 8, so that short rows are
     /// copied inline rather than by a call; the half formats override it with bulk
     /// conversions.
@@ -212,11 +222,32 @@ impl LaneFormat for f16 {
         src.convert_to_f32_slice(&mut out);
         out
     }
-    /// `half`'s slice conversion (F16C `vcvtps2ph` when the CPU has it; exact on the grid).
+    /// F16C's `vcvtps2ph`, 8 values at a time, when the CPU has it (`f16_from_lanes_f16c`),
+    /// else `half`'s slice conversion: the same bits (exact on the grid; NaN quietened with
+    /// its top payload bits, as `f16::from_f32`).
     fn from_lanes(dst: &mut [f16], src: &[f32]) {
-        use half::slice::HalfFloatSliceExt;
         let n = dst.len().min(src.len());
+        #[cfg(target_arch = "x86_64")]
+        if crate::sim::cpu::avx2_f16c() {
+            // SAFETY: the CPU has AVX2 and F16C (checked); dst has room for n values.
+            return unsafe { f16_from_lanes_f16c(dst.as_mut_ptr().cast(), &src[..n]) };
+        }
+        use half::slice::HalfFloatSliceExt;
         dst[..n].convert_from_f32_slice(&src[..n]);
+    }
+    /// As `from_lanes` (the same bits), into memory not yet initialised.
+    #[inline]
+    fn from_lanes_uninit(dst: &mut [MaybeUninit<f16>], src: &[f32]) {
+        let n = dst.len().min(src.len());
+        #[cfg(target_arch = "x86_64")]
+        if crate::sim::cpu::avx2_f16c() {
+            // SAFETY: the CPU has AVX2 and F16C (checked); dst has room for n values, which
+            // the call writes (binary16 bits: every bit pattern is an f16).
+            return unsafe { f16_from_lanes_f16c(dst.as_mut_ptr().cast(), &src[..n]) };
+        }
+        for (d, &s) in dst.iter_mut().zip(src) {
+            d.write(f16::from_f32(s));
+        }
     }
     #[inline(always)]
     fn add_l(a: f32, b: f32) -> f32 { round_f16_in_f32(a + b) }
@@ -243,7 +274,14 @@ impl LaneFormat for bf16 {
     /// The top 16 bits (exact: a lane value of bf16 has its low 16 bits zero; NaN kept).
     fn from_lanes(dst: &mut [bf16], src: &[f32]) {
         for (d, &s) in dst.iter_mut().zip(src) {
-            *d = if s.is_nan() { bf16::NAN } else { bf16::from_bits((s.to_bits() >> 16) as u16) };
+            *d = bf16_of_lane(s);
+        }
+    }
+    /// As `from_lanes`, into memory not yet initialised.
+    #[inline]
+    fn from_lanes_uninit(dst: &mut [MaybeUninit<bf16>], src: &[f32]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            d.write(bf16_of_lane(s));
         }
     }
     #[inline(always)]
@@ -307,6 +345,37 @@ fn round_half_lanes<const BF: bool>(v: &mut [f32]) {
     v.iter_mut().for_each(|x| *x = round(*x));
 }
 
+/// bf16's value of a lane value: its top 16 bits (exact: a lane value of bf16 has its low
+/// 16 bits zero), NaN as `bf16::NAN`.
+#[inline(always)]
+fn bf16_of_lane(s: f32) -> bf16 {
+    if s.is_nan() { bf16::NAN } else { bf16::from_bits((s.to_bits() >> 16) as u16) }
+}
+
+/// The binary16 bits of src[i] written to dst + i: `vcvtps2ph` on 8 values at a time, the
+/// tail by `f16::from_f32` (the same bits: exact on the grid, and `half` converts with this
+/// instruction on such CPUs). `half`'s slice conversion copies each call's tail through
+/// buffers, and the flush of kept states had gone through a buffer of its own (a `memset`
+/// and a `memmove` call per row): the flush converts one row of `hidden` values per call.
+///
+/// # Safety
+/// The CPU must have AVX and F16C; dst must have room for src.len() values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+unsafe fn f16_from_lanes_f16c(dst: *mut u16, src: &[f32]) {
+    use std::arch::x86_64::*;
+    let s8 = src.chunks_exact(8);
+    let (tail, full) = (s8.remainder(), src.len() - s8.remainder().len());
+    for (i, s) in s8.enumerate() {
+        let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(s.as_ptr()));
+        // (8 binary16 values: 16 bytes)
+        _mm_storeu_si128(dst.add(8 * i).cast(), h);
+    }
+    for (i, &s) in tail.iter().enumerate() {
+        dst.add(full + i).write(f16::from_f32(s).to_bits());
+    }
+}
+
 /// `simd_round::round_slice` compiled for AVX-512 (bf16 when `BF`, else f16).
 ///
 /// # Safety
@@ -330,6 +399,38 @@ unsafe fn round_lanes_avx2<const BF: bool>(v: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `from_lanes_uninit` and `from_lanes` give `from_lane`'s bits at every length (F16C's
+    /// 8 at a time and the tail): every f16 bit pattern (NaN payloads included) and bf16
+    /// values with NaNs.
+    #[test]
+    fn conversions_into_uninitialised_rows_equal_the_elementwise_ones() {
+        fn check<F: LaneFormat + Copy>(lanes: &[F::C], bits: impl Fn(F) -> u16, nan_bits: impl Fn(F::C) -> Option<u16>) {
+            for len in (0..=40).chain([lanes.len()]) {
+                for at in [0, 3] {
+                    let src = &lanes[at.min(lanes.len() - len)..][..len];
+                    let mut uninit = vec![MaybeUninit::<F>::uninit(); len];
+                    F::from_lanes_uninit(&mut uninit, src);
+                    let mut init = vec![F::from_lane(lanes[0]); len];
+                    F::from_lanes(&mut init, src);
+                    for (i, (&s, (u, d))) in src.iter().zip(uninit.iter().zip(&init)).enumerate() {
+                        // SAFETY: from_lanes_uninit wrote all len values.
+                        let u = bits(unsafe { u.assume_init() });
+                        let want = nan_bits(s).unwrap_or(bits(F::from_lane(s)));
+                        assert_eq!((u, bits(*d)), (want, want), "{} len {len} value {i}", std::any::type_name::<F>());
+                    }
+                }
+            }
+        }
+        let every_f16: Vec<f32> = (0..=u16::MAX).map(|b| f16::from_bits(b).to_f32()).collect();
+        check::<f16>(&every_f16, f16::to_bits, |_| None);
+        let mut bf: Vec<f32> = (0..=u16::MAX).step_by(7).map(|b| bf16::from_bits(b).to_f32()).collect();
+        bf.extend([f32::NAN, -f32::NAN, f32::from_bits(0x7fc0_0001), 0.0, -0.0]);
+        // (a lane NaN is stored as bf16::NAN, `from_lanes`' rule; `from_lane` keeps its payload)
+        check::<bf16>(&bf, bf16::to_bits, |s| s.is_nan().then_some(bf16::NAN.to_bits()));
+        let f: Vec<f32> = (0..100).map(|i| i as f32 * -0.37 + 1.5).collect();
+        check::<f32>(&f, |x| (x.to_bits() >> 16) as u16 ^ x.to_bits() as u16, |_| None);
+    }
 
     #[test]
     fn bulk_conversions_from_lanes_equal_the_elementwise_ones() {
