@@ -111,7 +111,8 @@ pub fn store_uninit<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) {
 
 /// The layout of a (B, T, row) kept result (`t_max` = T) and how a block writes its share:
 /// `stream` (large results) with non-temporal stores (f32 and f64 rows on a 16-byte
-/// boundary, SSE2 `movntps`/`movntpd`): the result is far larger than the core's caches
+/// boundary, SSE2 `movntps`/`movntpd`; f16 rows of 8k values converted by F16C, then
+/// `movntdq`): the result is far larger than the core's caches
 /// and written once, so a regular store's read of each line before writing it is wasted
 /// memory traffic (measured: 4–10% of SimpleRNN and gated runs at batch 4096 × hidden
 /// 64). Values are the same either way.
@@ -170,9 +171,9 @@ impl Kept {
     }
 }
 
-/// dst = src with non-temporal stores when `F` is stored as its lane values (f32 or f64) and `dst`
-/// starts on a 16-byte boundary with a whole number of 16-byte units; false (nothing
-/// written) otherwise.
+/// dst = src with non-temporal stores when `dst` starts on a 16-byte boundary and holds a
+/// whole number of 16-byte units: f32 and f64 (stored as their lane values) copied, f16
+/// converted with F16C (`stream_f16`); false (nothing written) otherwise.
 #[inline]
 fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -180,11 +181,11 @@ fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool 
         use std::any::TypeId;
         use std::arch::x86_64::*;
         let (p, bytes) = (dst.as_mut_ptr() as usize, std::mem::size_of_val(dst));
-        if !F::STORED_AS_LANE || p % 16 != 0 || bytes % 16 != 0 || dst.len() != src.len() {
+        if p % 16 != 0 || bytes % 16 != 0 || dst.len() != src.len() {
             return false;
         }
         let (d, sp) = (dst.as_mut_ptr().cast::<u8>(), src.as_ptr().cast::<u8>());
-        if TypeId::of::<F::C>() == TypeId::of::<f32>() {
+        if F::STORED_AS_LANE && TypeId::of::<F::C>() == TypeId::of::<f32>() {
             for i in (0..bytes).step_by(16) {
                 // SAFETY: SSE2 (x86-64); i + 16 ≤ bytes = the length of both slices in
                 // bytes (F is F::C, same length), and d + i is 16-byte aligned (checked).
@@ -192,17 +193,39 @@ fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool 
             }
             return true;
         }
-        if TypeId::of::<F::C>() == TypeId::of::<f64>() {
+        if F::STORED_AS_LANE && TypeId::of::<F::C>() == TypeId::of::<f64>() {
             for i in (0..bytes).step_by(16) {
                 // SAFETY: as above.
                 unsafe { _mm_stream_pd(d.add(i).cast(), _mm_loadu_pd(sp.add(i).cast())) };
             }
             return true;
         }
+        if TypeId::of::<F>() == TypeId::of::<half::f16>() && crate::sim::cpu::avx2_f16c() {
+            // SAFETY: F is f16, whose lane type F::C is f32; dst (binary16 values) is 16-byte
+            // aligned and holds 8k values, as src (checked); the CPU has AVX2 and F16C.
+            unsafe { stream_f16(d.cast(), std::slice::from_raw_parts(sp.cast::<f32>(), src.len())) };
+            return true;
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (dst, src);
     false
+}
+
+/// The binary16 bits of src (lane values of f16, a multiple of 8 of them) to dst by
+/// `vcvtps2ph` and non-temporal stores of 8 values (the bits of `LaneFormat::from_lanes`).
+///
+/// # Safety
+/// The CPU must have AVX and F16C; dst must be 16-byte aligned with room for src.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+unsafe fn stream_f16(dst: *mut u16, src: &[f32]) {
+    use std::arch::x86_64::*;
+    debug_assert!(src.len() % 8 == 0 && (dst as usize).is_multiple_of(16));
+    for (i, s) in src.chunks_exact(8).enumerate() {
+        let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(s.as_ptr()));
+        _mm_stream_si128(dst.add(8 * i).cast(), h);
+    }
 }
 
 #[cfg(test)]
@@ -226,6 +249,21 @@ mod tests {
             let v = unsafe { buf.filled() };
             assert_eq!(v, [0.5, 0.5, 1.0, 2.0, 5.0, 6.0, 0.0, 0.0, 0.25, 0.25, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0]);
         }
+        // f16 rows of 8 values (16 bytes: streamed when the CPU has F16C), the same either way
+        let ticks: Vec<Vec<f32>> = (0..3).map(|t| (0..18).map(|i| half::f16::from_f32((t * 18 + i) as f32 * 0.75 - 20.0).to_f32()).collect()).collect();
+        let mut got = Vec::new();
+        for stream in [false, true] {
+            let kept = Kept { t_max: 3, row: 8, stream };
+            let mut buf = Unfilled::<half::f16>::new(2 * 3 * 8);
+            let mut shares = buf.shares(3 * 8, 2, &[0], 2);
+            kept.flush::<half::f16>(&mut *shares[0], &[3, 2], (0, 3), 9, &[&ticks[0], &ticks[1], &ticks[2]]);
+            kept.zero_from::<half::f16>(&mut *shares[0], 3);
+            drop(shares);
+            // SAFETY: ticks 0..3 flushed for both sequences (the second's tick 2 as zeros).
+            got.push(unsafe { buf.filled() }.iter().map(|v| v.to_f32()).collect::<Vec<_>>());
+        }
+        let want: Vec<f32> = (0..2).flat_map(|s| (0..3).flat_map(move |t| (0..8).map(move |i| (s, t, i)))).map(|(s, t, i)| if s == 1 && t == 2 { 0.0 } else { ticks[t][s * 9 + i] }).collect();
+        assert_eq!(got, [want.clone(), want]);
         assert!(Kept::new::<f32>(1024, 100, 16).stream && !Kept::new::<f32>(10, 100, 16).stream);
         assert_eq!(ticks_per_flush(true, 1000, 100), 3);
         assert_eq!(ticks_per_flush(true, 4, 100), 100);
@@ -235,7 +273,7 @@ mod tests {
 
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn streamed_rows_equal_stored_rows_for_f32_and_f64_and_others_fall_back() {
+    fn streamed_rows_equal_stored_rows_for_f32_f64_and_f16_and_others_fall_back() {
         let src32: Vec<f32> = (0..40).map(|i| i as f32 * -1.25 + 0.1).collect();
         let src64: Vec<f64> = (0..40).map(|i| i as f64 * 3.5e-3 - 7.0).collect();
         let mut d32 = [MaybeUninit::<f32>::uninit(); 44];
@@ -247,8 +285,18 @@ mod tests {
         assert!(stream_copy::<f64>(&mut d64[a64..a64 + 40], &src64));
         assert!(!stream_copy::<f32>(&mut d32[a32 + 1..a32 + 41], &src32));
         assert!(!stream_copy::<f32>(&mut d32[a32..a32 + 3], &src32[..3]));
-        let h = vec![1.0f32; 8];
-        assert!(!stream_copy::<half::f16>(&mut [MaybeUninit::uninit(); 8], &h));
+        // bf16 falls back; f16 streams its aligned rows of 8k values (F16C), not the others
+        let h: Vec<f32> = (0..40).map(|i| half::f16::from_f32(i as f32 * 0.37 - 5.0).to_f32()).collect();
+        assert!(!stream_copy::<half::bf16>(&mut [MaybeUninit::uninit(); 8], &h[..8]));
+        let mut d16 = [MaybeUninit::<half::f16>::uninit(); 48];
+        let a16 = (0..8).find(|&i| (d16[i..].as_ptr() as usize).is_multiple_of(16)).expect("aligned start");
+        if crate::sim::cpu::avx2_f16c() {
+            assert!(stream_copy::<half::f16>(&mut d16[a16..a16 + 40], &h));
+            // SAFETY: written in full just above.
+            assert!(d16[a16..a16 + 40].iter().zip(&h).all(|(d, s)| unsafe { d.assume_init() }.to_f32() == *s));
+        }
+        assert!(!stream_copy::<half::f16>(&mut d16[a16 + 1..a16 + 41], &h));
+        assert!(!stream_copy::<half::f16>(&mut d16[a16..a16 + 4], &h[..4]));
         // SAFETY: the streamed ranges were written in full above.
         unsafe {
             assert!(d32[a32..a32 + 40].iter().zip(&src32).all(|(d, s)| d.assume_init().to_bits() == s.to_bits()));
