@@ -92,6 +92,11 @@ def test_torch_benchmark_helpers():
     assert bench_torch.verdict(3.2, 3.0, 5.0) == "met"
     assert bench_torch.verdict(2.0, 3.0, 2.5).startswith("out of reach")
     assert bench_torch.verdict(1.5, 3.0, 5.0) == "short (50% of the goal)"
+    # unfused products (a multiply and an add each) bound at half the FMA peak on Intel
+    assert bench_torch.fused("f32+fma") and bench_torch.fused("bf16+f32+fma") and bench_torch.fused("f32+fma+approx")
+    assert not bench_torch.fused("f32") and not bench_torch.fused("f16+f32")
+    intel = [bench_torch.peak_ops(1, 16, 1000.0, bench_torch.fused(d), "GenuineIntel") for d in ("f32+fma", "f32")]
+    assert intel[0] == 2 * intel[1]
     # the machine line of the output: the CPU's name, family and model
     label = bench_torch.cpu_label()
     assert " family " in label and " model " in label
