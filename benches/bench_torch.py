@@ -22,8 +22,9 @@ of the machine's non-FMA peak at the measured clock (`measured_ghz`; cores × 2 
 lanes, 8 f64, 32 f16 (AVX512-FP16), 16 bf16 (computed in f32 lanes); with AVX2 half as many)
 reached by the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. Last, every
 measured ratio against issue 7's goal (20× at batch 1, 3× at hidden ≤ 64, else 1×) and
-against this machine's bound (`peak_bound`: products at the FMA peak, everything else free):
-a goal above the bound is out of reach on this machine whatever the code does. Nothing
+against this machine's bound (`peak_bound`: products at the peak of their arithmetic, the
+FMA peak with +fma and the non-FMA one without (`fused`), everything else free): a goal
+above the bound is out of reach on this machine whatever the code does. Nothing
 asserts on time.
 
 ``--dtypes`` picks the formats (default f32,f64); a format written ``f32+fma`` runs rnnsim with
