@@ -221,7 +221,7 @@ fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool 
 #[target_feature(enable = "avx,f16c")]
 unsafe fn stream_f16(dst: *mut u16, src: &[f32]) {
     use std::arch::x86_64::*;
-    debug_assert!(src.len() % 8 == 0 && (dst as usize).is_multiple_of(16));
+    debug_assert!(src.len().is_multiple_of(8) && (dst as usize).is_multiple_of(16));
     for (i, s) in src.chunks_exact(8).enumerate() {
         let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(s.as_ptr()));
         _mm_stream_si128(dst.add(8 * i).cast(), h);

@@ -238,9 +238,9 @@ impl LaneFormat for f16 {
     /// As `from_lanes` (the same bits), into memory not yet initialised.
     #[inline]
     fn from_lanes_uninit(dst: &mut [MaybeUninit<f16>], src: &[f32]) {
-        let n = dst.len().min(src.len());
         #[cfg(target_arch = "x86_64")]
         if crate::sim::cpu::avx2_f16c() {
+            let n = dst.len().min(src.len());
             // SAFETY: the CPU has AVX2 and F16C (checked); dst has room for n values, which
             // the call writes (binary16 bits: every bit pattern is an f16).
             return unsafe { f16_from_lanes_f16c(dst.as_mut_ptr().cast(), &src[..n]) };
