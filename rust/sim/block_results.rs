@@ -101,14 +101,6 @@ pub(crate) fn advise_huge_pages<T>(buf: &mut [MaybeUninit<T>]) {
     }
 }
 
-/// dst[i] = the format's value of the lane value src[i] (as `block_io::store`), written
-/// into memory not yet initialised; `dst` and `src` have the same length.
-#[inline]
-pub fn store_uninit<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) {
-    debug_assert_eq!(dst.len(), src.len());
-    F::from_lanes_uninit(dst, src)
-}
-
 /// The layout of a (B, T, row) kept result (`t_max` = T) and how a block writes its share:
 /// `stream` (large results) with non-temporal stores (f32 and f64 rows on a 16-byte
 /// boundary, SSE2 `movntps`/`movntpd`; f16 rows of 8k values converted by F16C, then
@@ -144,7 +136,7 @@ impl Kept {
                 if t >= len {
                     out.iter_mut().for_each(|v| _ = v.write(F::zero()));
                 } else if !(self.stream && stream_copy::<F>(out, &rows[s * stride..s * stride + row])) {
-                    store_uninit::<F>(out, &rows[s * stride..s * stride + row]);
+                    F::from_lanes_uninit(out, &rows[s * stride..s * stride + row]);
                 }
             }
         }
@@ -308,7 +300,7 @@ mod tests {
     fn half_formats_are_stored_by_their_bulk_conversion() {
         let src: Vec<f32> = (0..150).map(|i| half::f16::from_f32(i as f32 * 0.37 - 20.0).to_f32()).collect();
         let mut dst = vec![MaybeUninit::<half::f16>::uninit(); 150];
-        store_uninit::<half::f16>(&mut dst, &src);
+        <half::f16 as LaneFormat>::from_lanes_uninit(&mut dst, &src);
         // SAFETY: all 150 written above.
         let got: Vec<f32> = dst.iter().map(|v| unsafe { v.assume_init() }.to_f32()).collect();
         assert_eq!(got, src);

@@ -124,8 +124,7 @@ pub trait LaneFormat: Float {
         }
     }
     /// `from_lane` over a slice (exact). In fixed chunks of 8, so that short rows are
-    /// copied inline rather than by a call; the half formats override it with bulk
-    /// conversions.
+    /// copied inline rather than by a call; the half formats call `from_lanes_uninit`.
     #[inline]
     fn from_lanes(dst: &mut [Self], src: &[Self::C]) {
         let mut d8 = dst.chunks_exact_mut(8);
@@ -222,20 +221,13 @@ impl LaneFormat for f16 {
         src.convert_to_f32_slice(&mut out);
         out
     }
-    /// F16C's `vcvtps2ph`, 8 values at a time, when the CPU has it (`f16_from_lanes_f16c`),
-    /// else `half`'s slice conversion: the same bits (exact on the grid; NaN quietened with
-    /// its top payload bits, as `f16::from_f32`).
+    /// `from_lanes_uninit` (F16C's `vcvtps2ph` when the CPU has it).
     fn from_lanes(dst: &mut [f16], src: &[f32]) {
-        let n = dst.len().min(src.len());
-        #[cfg(target_arch = "x86_64")]
-        if crate::sim::cpu::avx2_f16c() {
-            // SAFETY: the CPU has AVX2 and F16C (checked); dst has room for n values.
-            return unsafe { f16_from_lanes_f16c(dst.as_mut_ptr().cast(), &src[..n]) };
-        }
-        use half::slice::HalfFloatSliceExt;
-        dst[..n].convert_from_f32_slice(&src[..n]);
+        Self::from_lanes_uninit(as_uninit(dst), src)
     }
-    /// As `from_lanes` (the same bits), into memory not yet initialised.
+    /// F16C's `vcvtps2ph`, 8 values at a time, when the CPU has it (`f16_from_lanes_f16c`),
+    /// else `f16::from_f32` value by value: the same bits (exact on the grid; NaN quietened
+    /// with its top payload bits).
     #[inline]
     fn from_lanes_uninit(dst: &mut [MaybeUninit<f16>], src: &[f32]) {
         #[cfg(target_arch = "x86_64")]
@@ -271,13 +263,11 @@ impl LaneFormat for bf16 {
     fn to_lane(self) -> f32 { self.to_f32() }
     #[inline(always)]
     fn from_lane(c: f32) -> bf16 { bf16::from_f32(c) }
-    /// The top 16 bits (exact: a lane value of bf16 has its low 16 bits zero; NaN kept).
+    /// `from_lanes_uninit`.
     fn from_lanes(dst: &mut [bf16], src: &[f32]) {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            *d = bf16_of_lane(s);
-        }
+        Self::from_lanes_uninit(as_uninit(dst), src)
     }
-    /// As `from_lanes`, into memory not yet initialised.
+    /// Each value's top 16 bits (`bf16_of_lane`).
     #[inline]
     fn from_lanes_uninit(dst: &mut [MaybeUninit<bf16>], src: &[f32]) {
         for (d, &s) in dst.iter_mut().zip(src) {
@@ -343,6 +333,14 @@ fn round_half_lanes<const BF: bool>(v: &mut [f32]) {
     }
     let round = if BF { round_bf16_in_f32 } else { round_f16_in_f32 };
     v.iter_mut().for_each(|x| *x = round(*x));
+}
+
+/// `dst` as memory to write (the half formats' `from_lanes` write it with
+/// `from_lanes_uninit`).
+fn as_uninit<T: Copy>(dst: &mut [T]) -> &mut [MaybeUninit<T>] {
+    // SAFETY: MaybeUninit<T> has T's layout; the slice is initialised, and the callers
+    // only write initialised values of T into it (T: Copy, so nothing is dropped).
+    unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len()) }
 }
 
 /// bf16's value of a lane value: its top 16 bits (exact: a lane value of bf16 has its low
