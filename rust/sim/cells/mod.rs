@@ -11,6 +11,8 @@ pub mod affine;
 pub mod feedforward;
 pub mod gated;
 pub mod gated_batch;
+#[cfg(target_arch = "x86_64")]
+pub mod gated_half_avx512;
 pub mod gated_pointwise;
 pub mod gated_single;
 pub mod qrnn;
