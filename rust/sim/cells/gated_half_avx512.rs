@@ -46,36 +46,25 @@ macro_rules! vectors {
     }};
 }
 
-/// dst[j] = R(a[j] + b[j]) (a gate's pre-activation gi + gh).
+/// dst[j] = R(a[j] · b[j]) when `MUL` (the LSTM's h' = o · act(c')), else R(a[j] + b[j]) (a
+/// gate's pre-activation gi + gh).
 ///
 /// # Safety
 /// AVX-512F; a and b at least as long as dst.
 #[inline(always)]
-pub unsafe fn add_rows<const BF: bool>(dst: &mut [f32], a: &[f32], b: &[f32]) {
+pub unsafe fn op_rows<const BF: bool, const MUL: bool>(dst: &mut [f32], a: &[f32], b: &[f32]) {
     debug_assert!(a.len() >= dst.len() && b.len() >= dst.len());
     let (d, a, b) = (dst.as_mut_ptr(), a.as_ptr(), b.as_ptr());
     vectors!(dst.len(), |m, i| {
-        _mm512_mask_storeu_ps(d.add(i), m, round::<BF>(_mm512_add_ps(load(m, a, i), load(m, b, i))));
-    });
-}
-
-/// dst[j] = R(a[j] · b[j]) (the LSTM's h' = o · act(c')).
-///
-/// # Safety
-/// As [`add_rows`].
-#[inline(always)]
-pub unsafe fn mul_rows<const BF: bool>(dst: &mut [f32], a: &[f32], b: &[f32]) {
-    debug_assert!(a.len() >= dst.len() && b.len() >= dst.len());
-    let (d, a, b) = (dst.as_mut_ptr(), a.as_ptr(), b.as_ptr());
-    vectors!(dst.len(), |m, i| {
-        _mm512_mask_storeu_ps(d.add(i), m, round::<BF>(_mm512_mul_ps(load(m, a, i), load(m, b, i))));
+        let (x, y) = (load(m, a, i), load(m, b, i));
+        _mm512_mask_storeu_ps(d.add(i), m, round::<BF>(if MUL { _mm512_mul_ps(x, y) } else { _mm512_add_ps(x, y) }));
     });
 }
 
 /// n[j] = R(R(r[j] · gh[j]) + gi[j]) (the GRU's candidate pre-activation).
 ///
 /// # Safety
-/// As [`add_rows`] (r, gh and gi at least as long as n).
+/// As [`op_rows`] (r, gh and gi at least as long as n).
 #[inline(always)]
 pub unsafe fn mul_add_rows<const BF: bool>(n: &mut [f32], r: &[f32], gh: &[f32], gi: &[f32]) {
     debug_assert!(r.len() >= n.len() && gh.len() >= n.len() && gi.len() >= n.len());
@@ -90,7 +79,7 @@ pub unsafe fn mul_add_rows<const BF: bool>(n: &mut [f32], r: &[f32], gh: &[f32],
 /// kept in the candidate's region for act(c')).
 ///
 /// # Safety
-/// As [`add_rows`] (g, f and i at least as long as c).
+/// As [`op_rows`] (g, f and i at least as long as c).
 #[inline(always)]
 pub unsafe fn cell_rows<const BF: bool>(c: &mut [f32], g: &mut [f32], f: &[f32], i: &[f32]) {
     debug_assert!(g.len() >= c.len() && f.len() >= c.len() && i.len() >= c.len());
@@ -107,7 +96,7 @@ pub unsafe fn cell_rows<const BF: bool>(c: &mut [f32], g: &mut [f32], f: &[f32],
 /// h[j] = R(R(R(h[j] + (−n[j])) · z[j]) + n[j]) (the GRU's new state).
 ///
 /// # Safety
-/// As [`add_rows`] (n and z at least as long as h).
+/// As [`op_rows`] (n and z at least as long as h).
 #[inline(always)]
 pub unsafe fn state_rows<const BF: bool>(h: &mut [f32], n: &[f32], z: &[f32]) {
     debug_assert!(n.len() >= h.len() && z.len() >= h.len());
@@ -130,8 +119,8 @@ mod tests {
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
     unsafe fn run<const BF: bool>(step: u8, out: &mut [f32], out2: &mut [f32], a: &[f32], b: &[f32], c: &[f32]) {
         match step {
-            0 => add_rows::<BF>(out, a, b),
-            1 => mul_rows::<BF>(out, a, b),
+            0 => op_rows::<BF, false>(out, a, b),
+            1 => op_rows::<BF, true>(out, a, b),
             2 => mul_add_rows::<BF>(out, a, b, c),
             3 => cell_rows::<BF>(out, out2, a, b),
             _ => state_rows::<BF>(out, a, b),

@@ -48,26 +48,26 @@ fn half_rounding<F: LaneFormat>() -> Option<bool> {
     }
 }
 
-/// `$f::<true>(args)` for bf16 (`$bf` true), `$f::<false>(args)` for f16: a
-/// `gated_half_avx512` loop on f32 lanes.
+/// `$f::<true, G>(args)` for bf16 (`$bf` true), `$f::<false, G>(args)` for f16 (`$f[G](args)`,
+/// G optional): a `gated_half_avx512` loop on f32 lanes.
 #[cfg(target_arch = "x86_64")]
 macro_rules! half_loop {
-    ($bf:expr, $f:ident($($arg:expr),*)) => {{
+    ($bf:expr, $f:ident $([$($g:tt),*])? ($($arg:expr),*)) => {{
         use crate::sim::cells::gated_half_avx512 as hv;
         // SAFETY: called only from the AVX-512 bodies (V512), on a CPU with AVX-512
         // (`cpu::avx512`, checked by the dispatch); the slices are the passes' own.
         unsafe {
             if $bf {
-                hv::$f::<true>($($arg),*)
+                hv::$f::<true $(, $($g),*)?>($($arg),*)
             } else {
-                hv::$f::<false>($($arg),*)
+                hv::$f::<false $(, $($g),*)?>($($arg),*)
             }
         }
     }};
 }
 #[cfg(not(target_arch = "x86_64"))]
 macro_rules! half_loop {
-    ($bf:expr, $f:ident($($arg:expr),*)) => {{
+    ($bf:expr, $f:ident $([$($g:tt),*])? ($($arg:expr),*)) => {{
         // (never reached: only the x86-64 `_avx512` bodies pass V512)
         let _ = ($bf, $($arg),*);
         debug_assert!(false, "the AVX-512 bodies (V512) are x86-64's");
@@ -123,7 +123,7 @@ fn add_gates<F: LaneFormat, const V512: bool>(rows: &GateRows<'_, F::C>, hsz: us
         for s in 0..rows.ns {
             let (gi, gh) = (&gi[s * rows.stride_i..], &gh[s * rows.stride_h..]);
             for &(r, q) in map {
-                half_loop!(bf, add_rows(&mut pre[r * hs + s * hsz..r * hs + (s + 1) * hsz], &gi[q * hsz..(q + 1) * hsz], &gh[q * hsz..(q + 1) * hsz]));
+                half_loop!(bf, op_rows[false](&mut pre[r * hs + s * hsz..r * hs + (s + 1) * hsz], &gi[q * hsz..(q + 1) * hsz], &gh[q * hsz..(q + 1) * hsz]));
             }
         }
         return;
@@ -319,7 +319,7 @@ fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, r
     // h' = o · act(c')
     for r in ranges {
         if let (true, Some(bf)) = (V512, half_rounding::<F>()) {
-            half_loop!(bf, mul_rows(same_type::slice_mut::<F::C, f32>(&mut h[r.clone()]), same_type::slice::<F::C, f32>(&o[r.clone()]), same_type::slice::<F::C, f32>(&cand[r])));
+            half_loop!(bf, op_rows[true](same_type::slice_mut::<F::C, f32>(&mut h[r.clone()]), same_type::slice::<F::C, f32>(&o[r.clone()]), same_type::slice::<F::C, f32>(&cand[r])));
             continue;
         }
         op2::<F, MUL>(&mut h[r.clone()], &o[r.clone()], &cand[r]);
