@@ -143,10 +143,10 @@ mod tests {
             .collect()
     }
 
-    /// Each loop gives, bit for bit, the passes of `gated_pointwise`: the lane operation,
-    /// then the rounding of each value (`round_bf16_in_f32` / `round_f16_in_f32`, which
-    /// `round_lanes` applies), for every length 0–40 (partial last vectors) and NaN,
-    /// infinite, zero, subnormal and overflowing operands.
+    /// Each loop gives, bit for bit (a NaN as a NaN), the passes of `gated_pointwise`: the
+    /// lane operation, then the rounding of each value (`round_bf16_in_f32` /
+    /// `round_f16_in_f32`, which `round_lanes` applies), for every length 0–40 (partial last
+    /// vectors) and NaN, infinite, zero, subnormal and overflowing operands.
     #[test]
     fn loops_equal_an_operation_then_a_rounding_per_value() {
         if !crate::sim::cpu::avx512() {

@@ -26,7 +26,8 @@
 //! are compiled with the AVX-512 or AVX2 features of the function that calls the body.
 //! With AVX-512 (the bodies' `V512`), bf16 and f16 run each step as one loop instead, the
 //! roundings in registers (`gated_half_avx512`: the same operations and roundings, so the
-//! same values): c' = (c·f) + (g·i) was six passes over the rows and a copy. Measured
+//! same values; the Doubling-LSTM's cell update keeps its passes): c' = (c·f) + (g·i) was
+//! six passes over the rows and a copy. Measured
 //! (alternating builds, 1 thread, (1024, 1000, 16, 4), M token-steps/s, session 36):
 //! f16 LSTM 8.2–9.4 → 10.4–11.1, f16 GRU 11.5 → 13.3–13.6, bf16 with f32 sums GRU
 //! 12.3–12.6 → 14.0–14.4, LSTM 10.2–10.3 → 11.3–11.7.
