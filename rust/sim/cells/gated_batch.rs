@@ -128,7 +128,7 @@ fn layer_tick_split<F: LaneFormat + Scalar>(g: &GatedPlan<F>, w: &GatedLanes<F::
     let gh = &lb.gh[..];
     let one = |s0: usize, h: &mut [F::C], c: &mut [F::C], pre: &mut [F::C]| {
         let n = h.len() / hsz;
-        let rows = GateRows { ns: n, gi: &gi[s0 * stride_i..], stride_i, gh: &gh[s0 * w.hh.up..], stride_h: w.hh.up };
+        let rows = GateRows { ns: n, gi: &gi[s0 * stride_i..], stride_i, gh: &gh[s0 * w.hh.up..], stride_h: w.hh.up, sums: false };
         let act = active.map(|a| &a[s0..s0 + n]);
         match g.kind {
             GatedKind::Gru => gru_block::<F>(g, &rows, pre, h, act, false),
@@ -151,6 +151,18 @@ struct BlockOut<'a, F> {
     cells: &'a mut [MaybeUninit<F>],
     final_h: Vec<&'a mut [F]>,
     final_c: Vec<Option<&'a mut [F]>>,
+}
+
+/// out = b + Σ W z for ns rows (`tile_kernel::affine`), or with `sums` (a half format with
+/// f32 sums) the f32 sums themselves: `F::Sum`'s tiles without the rounding pass of
+/// `tile_kernel::affine_panels`, for the cells' AVX-512 loops, which round them as they
+/// read them (`GateRows::sums`; 13% of an f16 GRU with f32 sums at hidden 16 was that pass).
+fn maps<F: LaneFormat>(sums: bool, bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: &mut [F::C], fma: bool) {
+    if sums {
+        affine::<F::Sum>(bias, terms, ns, out, fma)
+    } else {
+        affine::<F>(bias, terms, ns, out, fma)
+    }
 }
 
 /// Runs sequences `first..first + ns` of the batch (`xl`: the batch's inputs as lanes),
@@ -210,6 +222,8 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
     let (mut kept_h, mut kept_c) = (vec![F::C::ZERO; kept_len], vec![F::C::ZERO; if top_cell { kept_len } else { 0 }]);
     let hoist = hoisted_ticks(ns, lanes[0].ih.up, std::mem::size_of::<F::C>(), longest);
     let mut gi0 = vec![F::C::ZERO; if hoist > 1 { ns * hoist * lanes[0].ih.up } else { 0 }];
+    // a half format with f32 sums, AVX-512: gi and gh stay f32 sums, rounded by the cells' loops
+    let sums = crate::sim::cpu::avx512() && std::any::TypeId::of::<F::Sum>() != std::any::TypeId::of::<F>();
     let mut t0 = 0;
     for t in 0..longest {
         ctl.check()?;
@@ -244,7 +258,7 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             let (gi, gi_ld): (&[F::C], usize) = match hoisted_rows {
                 Some(rows) => rows,
                 None => {
-                    affine::<F>(&w.b_ih, &[Term { w: &w.ih, z: input, ldz }], ns, &mut lb.gi, spec.fma);
+                    maps::<F>(sums, &w.b_ih, &[Term { w: &w.ih, z: input, ldz }], ns, &mut lb.gi, spec.fma);
                     (&lb.gi[..], up_i)
                 }
             };
@@ -253,9 +267,9 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             let split = GateSplit { addend: gi, addend_ld: gi_ld, pre: &mut lb.pre, hsz: g.hidden, region: gate_regions(g.kind) };
             let added = affine_gates::<F>(&w.b_hh, &hh, ns, &mut lb.gh, split, spec.fma);
             if !added {
-                affine::<F>(&w.b_hh, &hh, ns, &mut lb.gh, spec.fma);
+                maps::<F>(sums, &w.b_hh, &hh, ns, &mut lb.gh, spec.fma);
             }
-            let rows = GateRows { ns, gi, stride_i: gi_ld, gh: &lb.gh, stride_h: w.hh.up };
+            let rows = GateRows { ns, gi, stride_i: gi_ld, gh: &lb.gh, stride_h: w.hh.up, sums };
             match g.kind {
                 GatedKind::Gru => gru_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, act, added),
                 _ => lstm_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, &mut lb.c, act, added),

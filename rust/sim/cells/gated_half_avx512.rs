@@ -10,6 +10,12 @@
 //! value has the bits of the passes'. R below is that rounding; IEEE + and · are the lane
 //! operations of `gated_pointwise` (a + (−b) for its ADD_NEG).
 //!
+//! With `RIN` the loops also round the gate sums they read (gi and gh) first: a half format
+//! with f32 sums then leaves its maps as the f32 sums (`GateRows::sums`), and R(gi) is done
+//! here in registers instead of in a pass after the tiles (`tile_kernel::affine_panels`).
+//! R is idempotent (a value on the grid rounds to itself), so rows that were rounded
+//! already give the same values.
+//!
 //! Callers must be compiled with AVX-512 (`gated_pointwise`'s `_avx512` bodies) and pass
 //! slices of equal length (the first one's is used).
 
@@ -46,32 +52,43 @@ macro_rules! vectors {
     }};
 }
 
+/// R(x) when `RIN` (a gate sum as read), else x.
+#[inline(always)]
+unsafe fn sum_in<const BF: bool, const RIN: bool>(x: __m512) -> __m512 {
+    if RIN {
+        round::<BF>(x)
+    } else {
+        x
+    }
+}
+
 /// dst[j] = R(a[j] · b[j]) when `MUL` (the LSTM's h' = o · act(c')), else R(a[j] + b[j]) (a
-/// gate's pre-activation gi + gh).
+/// gate's pre-activation gi + gh; R(R(a[j]) + R(b[j])) with `RIN`).
 ///
 /// # Safety
 /// AVX-512F; a and b at least as long as dst.
 #[inline(always)]
-pub unsafe fn op_rows<const BF: bool, const MUL: bool>(dst: &mut [f32], a: &[f32], b: &[f32]) {
+pub unsafe fn op_rows<const BF: bool, const MUL: bool, const RIN: bool>(dst: &mut [f32], a: &[f32], b: &[f32]) {
     debug_assert!(a.len() >= dst.len() && b.len() >= dst.len());
     let (d, a, b) = (dst.as_mut_ptr(), a.as_ptr(), b.as_ptr());
     vectors!(dst.len(), |m, i| {
-        let (x, y) = (load(m, a, i), load(m, b, i));
+        let (x, y) = (sum_in::<BF, RIN>(load(m, a, i)), sum_in::<BF, RIN>(load(m, b, i)));
         _mm512_mask_storeu_ps(d.add(i), m, round::<BF>(if MUL { _mm512_mul_ps(x, y) } else { _mm512_add_ps(x, y) }));
     });
 }
 
-/// n[j] = R(R(r[j] · gh[j]) + gi[j]) (the GRU's candidate pre-activation).
+/// n[j] = R(R(r[j] · gh[j]) + gi[j]) (the GRU's candidate pre-activation; gh[j] and gi[j]
+/// rounded first with `RIN`).
 ///
 /// # Safety
 /// As [`op_rows`] (r, gh and gi at least as long as n).
 #[inline(always)]
-pub unsafe fn mul_add_rows<const BF: bool>(n: &mut [f32], r: &[f32], gh: &[f32], gi: &[f32]) {
+pub unsafe fn mul_add_rows<const BF: bool, const RIN: bool>(n: &mut [f32], r: &[f32], gh: &[f32], gi: &[f32]) {
     debug_assert!(r.len() >= n.len() && gh.len() >= n.len() && gi.len() >= n.len());
     let (d, r, gh, gi) = (n.as_mut_ptr(), r.as_ptr(), gh.as_ptr(), gi.as_ptr());
     vectors!(n.len(), |m, i| {
-        let p = round::<BF>(_mm512_mul_ps(load(m, r, i), load(m, gh, i)));
-        _mm512_mask_storeu_ps(d.add(i), m, round::<BF>(_mm512_add_ps(p, load(m, gi, i))));
+        let p = round::<BF>(_mm512_mul_ps(load(m, r, i), sum_in::<BF, RIN>(load(m, gh, i))));
+        _mm512_mask_storeu_ps(d.add(i), m, round::<BF>(_mm512_add_ps(p, sum_in::<BF, RIN>(load(m, gi, i)))));
     });
 }
 
@@ -119,11 +136,13 @@ mod tests {
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
     unsafe fn run<const BF: bool>(step: u8, out: &mut [f32], out2: &mut [f32], a: &[f32], b: &[f32], c: &[f32]) {
         match step {
-            0 => op_rows::<BF, false>(out, a, b),
-            1 => op_rows::<BF, true>(out, a, b),
-            2 => mul_add_rows::<BF>(out, a, b, c),
+            0 => op_rows::<BF, false, false>(out, a, b),
+            1 => op_rows::<BF, true, false>(out, a, b),
+            2 => mul_add_rows::<BF, false>(out, a, b, c),
             3 => cell_rows::<BF>(out, out2, a, b),
-            _ => state_rows::<BF>(out, a, b),
+            4 => state_rows::<BF>(out, a, b),
+            5 => op_rows::<BF, false, true>(out, a, b),
+            _ => mul_add_rows::<BF, true>(out, a, b, c),
         }
     }
 
@@ -146,7 +165,8 @@ mod tests {
     /// Each loop gives, bit for bit (a NaN as a NaN), the passes of `gated_pointwise`: the
     /// lane operation, then the rounding of each value (`round_bf16_in_f32` /
     /// `round_f16_in_f32`, which `round_lanes` applies), for every length 0–40 (partial last
-    /// vectors) and NaN, infinite, zero, subnormal and overflowing operands.
+    /// vectors) and NaN, infinite, zero, subnormal and overflowing operands. With `RIN`
+    /// (steps 5 and 6) the gate sums are f32 values off the grid, rounded first.
     #[test]
     fn loops_equal_an_operation_then_a_rounding_per_value() {
         if !crate::sim::cpu::avx512() {
@@ -154,9 +174,16 @@ mod tests {
         }
         for (bf, round) in [(true, round_bf16_in_f32 as fn(f32) -> f32), (false, round_f16_in_f32)] {
             for n in 0..=40 {
-                for step in 0..5u8 {
+                for step in 0..7u8 {
                     let seed = (n as u32) * 8 + u32::from(step) + if bf { 1000 } else { 0 };
-                    let (a, b, c) = (values(round, n, seed), values(round, n, seed + 1), values(round, n, seed + 2));
+                    // the gate sums of `RIN` (a, b of step 5; b, c of step 6) as f32 sums
+                    let sum = |v: f32| v;
+                    let (ra, rb, rc) = match step {
+                        5 => (sum as fn(f32) -> f32, sum as fn(f32) -> f32, round),
+                        6 => (round, sum as fn(f32) -> f32, sum as fn(f32) -> f32),
+                        _ => (round, round, round),
+                    };
+                    let (a, b, c) = (values(ra, n, seed), values(rb, n, seed + 1), values(rc, n, seed + 2));
                     let (mut out, mut out2) = (values(round, n, seed + 3), values(round, n, seed + 4));
                     let (o0, g0) = (out.clone(), out2.clone());
                     let want: Vec<f32> = (0..n)
@@ -165,7 +192,9 @@ mod tests {
                             1 => round(a[j] * b[j]),
                             2 => round(round(a[j] * b[j]) + c[j]),
                             3 => round(round(o0[j] * a[j]) + round(g0[j] * b[j])),
-                            _ => round(round(round(o0[j] + (-a[j])) * b[j]) + a[j]),
+                            4 => round(round(round(o0[j] + (-a[j])) * b[j]) + a[j]),
+                            5 => round(round(a[j]) + round(b[j])),
+                            _ => round(round(a[j] * round(b[j])) + round(c[j])),
                         })
                         .collect();
                     // SAFETY: the CPU has AVX-512 (checked above); the slices have n values

@@ -82,6 +82,10 @@ pub struct GateRows<'a, C> {
     pub stride_i: usize,
     pub gh: &'a [C],
     pub stride_h: usize,
+    /// gi and gh may be a half format's f32 sums not yet rounded to it (`accumulate="f32"`):
+    /// the AVX-512 loops round them as they read them (`gated_half_avx512`, `RIN`). Only
+    /// where those loops run (`cpu::avx512`); the other bodies refuse such rows.
+    pub sums: bool,
 }
 
 /// (region of `pre`, gate block of gi/gh) of the gates whose pre-activation is gi + gh:
@@ -124,11 +128,17 @@ fn add_gates<F: LaneFormat, const V512: bool>(rows: &GateRows<'_, F::C>, hsz: us
         for s in 0..rows.ns {
             let (gi, gh) = (&gi[s * rows.stride_i..], &gh[s * rows.stride_h..]);
             for &(r, q) in map {
-                half_loop!(bf, op_rows[false](&mut pre[r * hs + s * hsz..r * hs + (s + 1) * hsz], &gi[q * hsz..(q + 1) * hsz], &gh[q * hsz..(q + 1) * hsz]));
+                let (dst, a, b) = (&mut pre[r * hs + s * hsz..r * hs + (s + 1) * hsz], &gi[q * hsz..(q + 1) * hsz], &gh[q * hsz..(q + 1) * hsz]);
+                if rows.sums {
+                    half_loop!(bf, op_rows[false, true](dst, a, b));
+                } else {
+                    half_loop!(bf, op_rows[false, false](dst, a, b));
+                }
             }
         }
         return;
     }
+    assert!(!rows.sums, "unrounded gate sums outside the AVX-512 loops");
     for s in 0..rows.ns {
         let (gi, gh) = (&rows.gi[s * rows.stride_i..], &rows.gh[s * rows.stride_h..]);
         for &(r, q) in map {
@@ -320,7 +330,7 @@ fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, r
     // h' = o · act(c')
     for r in ranges {
         if let (true, Some(bf)) = (V512, half_rounding::<F>()) {
-            half_loop!(bf, op_rows[true](same_type::slice_mut::<F::C, f32>(&mut h[r.clone()]), same_type::slice::<F::C, f32>(&o[r.clone()]), same_type::slice::<F::C, f32>(&cand[r])));
+            half_loop!(bf, op_rows[true, false](same_type::slice_mut::<F::C, f32>(&mut h[r.clone()]), same_type::slice::<F::C, f32>(&o[r.clone()]), same_type::slice::<F::C, f32>(&cand[r])));
             continue;
         }
         op2::<F, MUL>(&mut h[r.clone()], &o[r.clone()], &cand[r]);
@@ -381,9 +391,14 @@ fn gru_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, ro
         let (gh, gi) = (same_type::slice::<F::C, f32>(rows.gh), same_type::slice::<F::C, f32>(rows.gi));
         for (s, n) in n.chunks_exact_mut(hsz).enumerate() {
             let (r, gh, gi) = (&rz[s * hsz..(s + 1) * hsz], &gh[s * rows.stride_h + 2 * hsz..][..hsz], &gi[s * rows.stride_i + 2 * hsz..][..hsz]);
-            half_loop!(bf, mul_add_rows(n, r, gh, gi));
+            if rows.sums {
+                half_loop!(bf, mul_add_rows[true](n, r, gh, gi));
+            } else {
+                half_loop!(bf, mul_add_rows[false](n, r, gh, gi));
+            }
         }
     } else {
+        assert!(!rows.sums, "unrounded gate sums outside the AVX-512 loops");
         for s in 0..ns {
             let gh = &rows.gh[s * rows.stride_h + 2 * hsz..][..hsz];
             raw2::<F::C, MUL>(&mut n[s * hsz..(s + 1) * hsz], &rz[s * hsz..(s + 1) * hsz], gh);
