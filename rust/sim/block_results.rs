@@ -104,7 +104,7 @@ pub(crate) fn advise_huge_pages<T>(buf: &mut [MaybeUninit<T>]) {
 /// The layout of a (B, T, row) kept result (`t_max` = T) and how a block writes its share:
 /// `stream` (large results) with non-temporal stores (f32 and f64 rows on a 16-byte
 /// boundary, SSE2 `movntps`/`movntpd`; f16 rows of 8k values converted by F16C, then
-/// `movntdq`): the result is far larger than the core's caches
+/// `movntdq`: `lanes::f16_from_lanes_f16c`): the result is far larger than the core's caches
 /// and written once, so a regular store's read of each line before writing it is wasted
 /// memory traffic (measured: 4–10% of SimpleRNN and gated runs at batch 4096 × hidden
 /// 64). Values are the same either way.
@@ -165,7 +165,7 @@ impl Kept {
 
 /// dst = src with non-temporal stores when `dst` starts on a 16-byte boundary and holds a
 /// whole number of 16-byte units: f32 and f64 (stored as their lane values) copied, f16
-/// converted with F16C (`stream_f16`); false (nothing written) otherwise.
+/// converted with F16C (`lanes::f16_from_lanes_f16c`); false (nothing written) otherwise.
 #[inline]
 fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -195,29 +195,13 @@ fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool 
         if TypeId::of::<F>() == TypeId::of::<half::f16>() && crate::sim::cpu::avx2_f16c() {
             // SAFETY: F is f16, whose lane type F::C is f32; dst (binary16 values) is 16-byte
             // aligned and holds 8k values, as src (checked); the CPU has AVX2 and F16C.
-            unsafe { stream_f16(d.cast(), std::slice::from_raw_parts(sp.cast::<f32>(), src.len())) };
+            unsafe { crate::sim::lanes::f16_from_lanes_f16c::<true>(d.cast(), std::slice::from_raw_parts(sp.cast::<f32>(), src.len())) };
             return true;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (dst, src);
     false
-}
-
-/// The binary16 bits of src (lane values of f16, a multiple of 8 of them) to dst by
-/// `vcvtps2ph` and non-temporal stores of 8 values (the bits of `LaneFormat::from_lanes`).
-///
-/// # Safety
-/// The CPU must have AVX and F16C; dst must be 16-byte aligned with room for src.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,f16c")]
-unsafe fn stream_f16(dst: *mut u16, src: &[f32]) {
-    use std::arch::x86_64::*;
-    debug_assert!(src.len().is_multiple_of(8) && (dst as usize).is_multiple_of(16));
-    for (i, s) in src.chunks_exact(8).enumerate() {
-        let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(s.as_ptr()));
-        _mm_stream_si128(dst.add(8 * i).cast(), h);
-    }
 }
 
 #[cfg(test)]

@@ -235,7 +235,7 @@ impl LaneFormat for f16 {
             let n = dst.len().min(src.len());
             // SAFETY: the CPU has AVX2 and F16C (checked); dst has room for n values, which
             // the call writes (binary16 bits: every bit pattern is an f16).
-            return unsafe { f16_from_lanes_f16c(dst.as_mut_ptr().cast(), &src[..n]) };
+            return unsafe { f16_from_lanes_f16c::<false>(dst.as_mut_ptr().cast(), &src[..n]) };
         }
         for (d, &s) in dst.iter_mut().zip(src) {
             d.write(f16::from_f32(s));
@@ -356,18 +356,27 @@ fn bf16_of_lane(s: f32) -> bf16 {
 /// buffers, and the flush of kept states had gone through a buffer of its own (a `memset`
 /// and a `memmove` call per row): the flush converts one row of `hidden` values per call.
 ///
+/// With `STREAM` the 16-byte stores are non-temporal (`block_results::stream_copy`: a large
+/// result written once).
+///
 /// # Safety
-/// The CPU must have AVX and F16C; dst must have room for src.len() values.
+/// The CPU must have AVX and F16C; dst must have room for src.len() values, and be 16-byte
+/// aligned with `STREAM`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,f16c")]
-unsafe fn f16_from_lanes_f16c(dst: *mut u16, src: &[f32]) {
+pub(crate) unsafe fn f16_from_lanes_f16c<const STREAM: bool>(dst: *mut u16, src: &[f32]) {
     use std::arch::x86_64::*;
+    debug_assert!(!STREAM || (dst as usize).is_multiple_of(16));
     let s8 = src.chunks_exact(8);
     let (tail, full) = (s8.remainder(), src.len() - s8.remainder().len());
     for (i, s) in s8.enumerate() {
         let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(s.as_ptr()));
         // (8 binary16 values: 16 bytes)
-        _mm_storeu_si128(dst.add(8 * i).cast(), h);
+        if STREAM {
+            _mm_stream_si128(dst.add(8 * i).cast(), h);
+        } else {
+            _mm_storeu_si128(dst.add(8 * i).cast(), h);
+        }
     }
     for (i, &s) in tail.iter().enumerate() {
         dst.add(full + i).write(f16::from_f32(s).to_bits());

@@ -272,7 +272,7 @@ pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: 
 /// Whether F's sums run in another format (`LaneFormat::Sum`: the half formats with f32
 /// sums), whose tiles F's maps then use.
 #[inline(always)]
-fn f32_sums<F: LaneFormat>() -> bool {
+pub(crate) fn f32_sums<F: LaneFormat>() -> bool {
     std::any::TypeId::of::<F::Sum>() != std::any::TypeId::of::<F>()
 }
 

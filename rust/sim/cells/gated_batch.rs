@@ -223,7 +223,7 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
     let hoist = hoisted_ticks(ns, lanes[0].ih.up, std::mem::size_of::<F::C>(), longest);
     let mut gi0 = vec![F::C::ZERO; if hoist > 1 { ns * hoist * lanes[0].ih.up } else { 0 }];
     // a half format with f32 sums, AVX-512: gi and gh stay f32 sums, rounded by the cells' loops
-    let sums = crate::sim::cpu::avx512() && std::any::TypeId::of::<F::Sum>() != std::any::TypeId::of::<F>();
+    let sums = crate::sim::cpu::avx512() && crate::sim::tile_kernel::f32_sums::<F>();
     let mut t0 = 0;
     for t in 0..longest {
         ctl.check()?;
