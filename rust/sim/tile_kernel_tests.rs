@@ -105,9 +105,10 @@ macro_rules! every_format {
 
 #[test]
 fn affine_equals_the_bias_then_each_term_in_order_bit_for_bit() {
-    // terms empty, short, spanning the KC passes (7 + 300: the pass boundary inside the
-    // second term; 300 + 260: inside both), and more than one pass's worth in the first
-    let cases: &[(&[usize], usize, usize)] = &[(&[0, 5], 16, 9), (&[3, 0], 40, 8), (&[7, 300], 33, 11), (&[300, 260], 64, 3), (&[64, 192], 20, 17), (&[4, 16], 16, 1), (&[1], 7, 5), (&[2, 3, 4], 24, 10)];
+    // terms empty (all of them: the bias alone), short, spanning the KC passes (7 + 300:
+    // the pass boundary inside the second term; 300 + 260: inside both), and more than one
+    // pass's worth in the first
+    let cases: &[(&[usize], usize, usize)] = &[(&[0, 0], 16, 3), (&[0], 40, 2), (&[0, 5], 16, 9), (&[3, 0], 40, 8), (&[7, 300], 33, 11), (&[300, 260], 64, 3), (&[64, 192], 20, 17), (&[4, 16], 16, 1), (&[1], 7, 5), (&[2, 3, 4], 24, 10)];
     for &(ks, units, ns) in cases {
         for nr in [1, 2] {
             for fma in [false, true] {
