@@ -154,8 +154,33 @@ pub(super) fn affine(bias: Option<&[f32]>, terms: &[Term<'_, f32>], ns: usize, a
         a16.resize(ns * h0.up, 0);
         b16.resize(h0.up, 0);
         // SAFETY: `available()` (the caller checks it); slice bounds are checked by indexing.
-        unsafe { run(bias, terms, ns, acc, z16, a16, b16, fma) }
+        unsafe { run(bias, terms, ns, Some(acc), z16, a16, b16, fma) }
     })
+}
+
+/// `affine` from the `bias` row (f32 lanes, f16 values; z too) with the result left in
+/// binary16: `out` gets the ns rows of `binary16_width` bits each, and no
+/// conversion pass back to f32 lanes is made (`tile_kernel::affine_binary16`).
+pub(super) fn affine_binary16(bias: &[f32], terms: &[Term<'_, f32>], ns: usize, out: &mut [u16], fma: bool) {
+    debug_assert!(available());
+    let Some(p0) = terms.first().map(|t| t.w) else { panic!("an affine map without terms") };
+    let (up, h0) = (p0.up, binary16(p0));
+    assert!(terms.iter().all(|t| t.w.up == up && binary16(t.w).up == h0.up && binary16(t.w).pw == h0.pw));
+    assert!(out.len() >= ns * h0.up && bias.len() == up);
+    SCRATCH.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let (z16, _, b16) = &mut *guard;
+        z16.resize(ns * terms.iter().map(|t| t.w.k).sum::<usize>(), 0);
+        b16.resize(h0.up, 0);
+        // SAFETY: as in `affine`.
+        unsafe { run(Some(bias), terms, ns, None, z16, out, b16, fma) }
+    })
+}
+
+/// The row stride of `affine_binary16`'s result for maps of `p`: its binary16 panels' padded
+/// width.
+pub(super) fn binary16_width(p: &Packed<f32>) -> usize {
+    binary16(p).up
 }
 
 /// The binary16 repacking of `p`, built on first use.
@@ -165,7 +190,7 @@ fn binary16(p: &Packed<f32>) -> &Packed<u16> {
 
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512fp16,avx2,avx")]
-unsafe fn run(bias: Option<&[f32]>, terms: &[Term<'_, f32>], ns: usize, acc: &mut [f32], z16: &mut [u16], a16: &mut [u16], b16: &mut [u16], fma: bool) {
+unsafe fn run(bias: Option<&[f32]>, terms: &[Term<'_, f32>], ns: usize, acc: Option<&mut [f32]>, z16: &mut [u16], a16: &mut [u16], b16: &mut [u16], fma: bool) {
     let h0 = binary16(terms[0].w);
     let (up, uh, pw) = (terms[0].w.up, h0.up, h0.pw);
     debug_assert!(up <= uh);
@@ -175,6 +200,7 @@ unsafe fn run(bias: Option<&[f32]>, terms: &[Term<'_, f32>], ns: usize, acc: &mu
         to_bits(b, &mut b16[..up]);
         b16[up..uh].fill(0);
     } else {
+        let acc = acc.as_deref().expect("a map from acc has acc");
         for s in 0..ns {
             to_bits(&acc[s * up..(s + 1) * up], &mut a16[s * uh..s * uh + up]);
             a16[s * uh + up..(s + 1) * uh].fill(0);
@@ -223,8 +249,11 @@ unsafe fn run(bias: Option<&[f32]>, terms: &[Term<'_, f32>], ns: usize, acc: &mu
             a16[s * uh..(s + 1) * uh].copy_from_slice(b);
         }
     }
-    for s in 0..ns {
-        from_bits(&a16[s * uh..s * uh + up], &mut acc[s * up..(s + 1) * up]);
+    // (without acc, a16 is the caller's binary16 result)
+    if let Some(acc) = acc {
+        for s in 0..ns {
+            from_bits(&a16[s * uh..s * uh + up], &mut acc[s * up..(s + 1) * up]);
+        }
     }
 }
 

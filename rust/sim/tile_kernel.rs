@@ -223,6 +223,40 @@ pub unsafe fn affine_panels<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C
     }
 }
 
+/// Whether `affine_binary16` runs here: f16's native tile (x86-64 with AVX512-FP16).
+pub fn native_f16() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return tile_f16::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// `affine::<half::f16>` (C is f32: lanes holding f16 values, the bias row and the z rows) with
+/// the rows left as the native tile computes them, in binary16: `out` gets ns rows of
+/// `binary16_width(terms[0].w)` bits, the same values as `affine`'s rows,
+/// without its conversion back to f32 lanes (a pass over the rows that took 35–45% of the
+/// native tile's time in an f16 LSTM at hidden 16). For consumers that convert as they read
+/// (`cells::gated_half_avx512::Binary16`). Only where [`native_f16`].
+pub fn affine_binary16<C: 'static>(bias: &[C], terms: &[Term<'_, C>], ns: usize, out: &mut [u16], fma: bool) {
+    assert!(native_f16(), "affine_binary16 without the native f16 tile");
+    if ns == 0 {
+        return;
+    }
+    terms.iter().for_each(|t| check_term(t, ns));
+    #[cfg(target_arch = "x86_64")]
+    tile_f16::affine_binary16(crate::sim::same_type::slice(bias), x86::cast_terms(terms), ns, out, fma);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (bias, out, fma);
+}
+
+/// The row stride, in binary16 values, of `affine_binary16`'s result for maps of `p`.
+pub fn binary16_width<C: 'static>(p: &Packed<C>) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    return tile_f16::binary16_width(x86::cast(p));
+    #[cfg(not(target_arch = "x86_64"))]
+    p.up
+}
+
 /// The gate split of a gated cell's map (`affine_gates`): `region[g]` is the region of
 /// `pre` that gate block g (units g·hsz..(g + 1)·hsz) goes to, or None to leave it as a row
 /// of `out`; region r holds unit u of sequence s at r·ns·hsz + s·hsz + u

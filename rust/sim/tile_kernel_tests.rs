@@ -118,6 +118,42 @@ fn affine_equals_the_bias_then_each_term_in_order_bit_for_bit() {
     }
 }
 
+/// `affine_binary16` gives `affine::<f16>`'s rows as binary16 bits, for the cases above,
+/// other z strides and an empty block.
+#[test]
+fn affine_binary16_equals_affine_of_f16_bit_for_bit() {
+    if !native_f16() {
+        return;
+    }
+    let cases: &[(&[usize], usize, usize)] = &[(&[0, 0], 16, 3), (&[0, 5], 16, 9), (&[3, 0], 40, 8), (&[7, 300], 33, 11), (&[300, 260], 64, 3), (&[64, 192], 20, 17), (&[4, 16], 64, 13), (&[16], 48, 25), (&[1], 7, 5), (&[2, 3, 4], 24, 10), (&[4], 16, 0)];
+    for (n, &(ks, units, ns)) in cases.iter().enumerate() {
+        for fma in [false, true] {
+            let mut s = 11u64 + n as u64;
+            let mut next = || {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                f16::from_f64(((s >> 33) % 4001) as f64 / 512.0 - 3.9).to_f32()
+            };
+            let packs: Vec<Packed<f32>> = ks.iter().map(|&k| Packed::for_units(&(0..k * units).map(|_| next()).collect::<Vec<_>>(), k, units)).collect();
+            let ldz: Vec<usize> = ks.iter().map(|&k| k + n % 3).collect();
+            let zs: Vec<Vec<f32>> = ldz.iter().map(|&l| (0..ns * l + 1).map(|_| next()).collect()).collect();
+            let up = packs[0].up;
+            let bias: Vec<f32> = (0..up).map(|i| if i < units { next() } else { 0.0 }).collect();
+            let terms: Vec<Term<'_, f32>> = (0..ks.len()).map(|i| Term { w: &packs[i], z: &zs[i], ldz: ldz[i] }).collect();
+            let mut want = vec![0.0f32; ns * up];
+            affine::<f16>(&bias, &terms, ns, &mut want, fma);
+            let uh = binary16_width(&packs[0]);
+            let mut got = vec![0xffffu16; ns * uh];
+            affine_binary16(&bias, &terms, ns, &mut got, fma);
+            for si in 0..ns {
+                for i in 0..units {
+                    let w = f16::from_f32(want[si * up + i]).to_bits();
+                    assert_eq!(got[si * uh + i], w, "ks {ks:?} units {units} ns {ns} fma {fma}: seq {si} unit {i}");
+                }
+            }
+        }
+    }
+}
+
 /// The portable loops (what a CPU without AVX-512 runs), compiled for the target and for
 /// AVX2 + FMA (when this CPU has them), called directly: every panel width (`blocked`'s
 /// register blocks of 4, 2 and 1 rows, with leftover rows; other widths unit by unit), bit

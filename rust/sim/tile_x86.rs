@@ -706,13 +706,13 @@ unsafe fn drive_avx512_as<O: Ops, const N: usize, const FUSED: bool>(bias: Optio
     drive_terms::<O, N, FUSED>(bias, terms, ns, acc, gates, panels)
 }
 
-fn cast<A: 'static, B: 'static>(p: &Packed<A>) -> &Packed<B> {
+pub(super) fn cast<A: 'static, B: 'static>(p: &Packed<A>) -> &Packed<B> {
     assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
     // SAFETY: A and B are the same type (checked above).
     unsafe { &*(p as *const Packed<A>).cast::<Packed<B>>() }
 }
 
-fn cast_terms<'a, 'b, A: 'static, B: 'static>(t: &'b [Term<'a, A>]) -> &'b [Term<'a, B>] {
+pub(super) fn cast_terms<'a, 'b, A: 'static, B: 'static>(t: &'b [Term<'a, A>]) -> &'b [Term<'a, B>] {
     assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
     // SAFETY: A and B are the same type (checked above), so Term<A> is Term<B>.
     unsafe { std::slice::from_raw_parts(t.as_ptr().cast::<Term<'a, B>>(), t.len()) }

@@ -29,13 +29,13 @@ use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::cells::gated_single::{self, AnyLayer, Elem, LayerState, RegLayer};
 use crate::sim::same_type;
-use crate::sim::cells::gated_pointwise::{gate_regions, gru_block, lstm_block, regions, GateRows};
+use crate::sim::cells::gated_pointwise::{gate_regions, gru_block, lstm_block, regions, GateRows, Sums};
 use crate::sim::cells::run::{CellBatch, Starts};
 use crate::sim::cells::{LayerPlan, StackPlan};
 use crate::sim::float_batch::block_size;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::BatchSpec;
-use crate::sim::tile_kernel::{affine, affine_gates, GateSplit, Packed, Term};
+use crate::sim::tile_kernel::{affine, affine_binary16, affine_gates, binary16_width, GateSplit, Packed, Term};
 use crate::sim::unit_split::{affine_split, part, row_parts, team_size, Map};
 use rayon::prelude::*;
 use std::any::Any;
@@ -103,6 +103,10 @@ struct LayerBlock<C> {
     pre: Vec<C>,
     /// with the unit split (`unit_split`): one `pre` per range of the sequences
     pre_parts: Vec<Vec<C>>,
+    /// f16 on its native tile (`binary16_rows`): gi (when not hoisted) and gh as binary16
+    /// rows (`tile_kernel::affine_binary16`), else empty
+    gi16: Vec<u16>,
+    gh16: Vec<u16>,
 }
 
 /// One tick of layer `lb` with its units and sequences split between `team` tasks
@@ -128,7 +132,7 @@ fn layer_tick_split<F: LaneFormat + Scalar>(g: &GatedPlan<F>, w: &GatedLanes<F::
     let gh = &lb.gh[..];
     let one = |s0: usize, h: &mut [F::C], c: &mut [F::C], pre: &mut [F::C]| {
         let n = h.len() / hsz;
-        let rows = GateRows { ns: n, gi: &gi[s0 * stride_i..], stride_i, gh: &gh[s0 * w.hh.up..], stride_h: w.hh.up, sums: false };
+        let rows = GateRows { ns: n, gi: Sums::Lanes(&gi[s0 * stride_i..]), stride_i, gh: Sums::Lanes(&gh[s0 * w.hh.up..]), stride_h: w.hh.up };
         let act = active.map(|a| &a[s0..s0 + n]);
         match g.kind {
             GatedKind::Gru => gru_block::<F>(g, &rows, pre, h, act, false),
@@ -157,6 +161,15 @@ struct BlockOut<'a, F> {
 /// f32 sums) the f32 sums themselves: `F::Sum`'s tiles without the rounding pass of
 /// `tile_kernel::affine_panels`, for the cells' AVX-512 loops, which round them as they
 /// read them (`GateRows::sums`; 13% of an f16 GRU with f32 sums at hidden 16 was that pass).
+/// Whether a block of F on one thread (`team` 1) keeps gi and gh as the native f16 tile's
+/// binary16 rows, which the cells' AVX-512 loops convert as they read them
+/// (`gated_half_avx512::Binary16`): f16 with its own sums, AVX-512 and AVX512-FP16. Its
+/// `affine` converts every row back to f32 lanes, a pass that took 35–45% of the tile's
+/// time in an f16 LSTM at hidden 16. (The unit split keeps f32 lanes.)
+fn binary16_rows<F: LaneFormat>(team: usize) -> bool {
+    team == 1 && F::ROUNDING == crate::sim::lanes::Rounding::F16 && !crate::sim::tile_kernel::f32_sums::<F>() && crate::sim::cpu::avx512() && crate::sim::tile_kernel::native_f16()
+}
+
 fn maps<F: LaneFormat>(sums: bool, bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: &mut [F::C], fma: bool) {
     if sums {
         affine::<F::Sum>(bias, terms, ns, out, fma)
@@ -171,6 +184,7 @@ fn maps<F: LaneFormat>(sums: bool, bias: &[F::C], terms: &[Term<'_, F::C>], ns: 
 fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>], lanes: &[Arc<GatedLanes<F::C>>], xl: &[F::C], starts: &Starts<F>, spec: &BatchSpec, (first, ns, team): (usize, usize, usize), out: BlockOut<'_, F>, ctl: &Control) -> SimResult<()> {
     let (n, t_max) = (plan.input, spec.steps);
     let lens: Vec<usize> = (0..ns).map(|s| spec.length(first + s)).collect();
+    let bits = binary16_rows::<F>(team);
     let mut layers: Vec<LayerBlock<F::C>> = gated
         .iter()
         .zip(lanes)
@@ -181,7 +195,8 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             // with the unit split, one `pre` per range of the sequences (one range per task, at most one per sequence)
             let parts = team.min(ns);
             let (pre, pre_parts) = if team > 1 { (Vec::new(), (0..parts).map(|j| vec![F::C::ZERO; pre_len(part(ns, parts, j).len())]).collect()) } else { (vec![F::C::ZERO; pre_len(ns)], Vec::new()) };
-            LayerBlock { h: vec![F::C::ZERO; ns * hsz], c, gi: vec![F::C::ZERO; ns * w.ih.up], gh: vec![F::C::ZERO; ns * w.hh.up], pre, pre_parts }
+            let b16 = |p: &Packed<F::C>| if bits { vec![0u16; ns * binary16_width(p)] } else { Vec::new() };
+            LayerBlock { h: vec![F::C::ZERO; ns * hsz], c, gi: vec![F::C::ZERO; ns * w.ih.up], gh: vec![F::C::ZERO; ns * w.hh.up], pre, pre_parts, gi16: b16(&w.ih), gh16: b16(&w.hh) }
         })
         .collect();
     for s in 0..ns {
@@ -255,21 +270,34 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
                 continue;
             }
             // gi = b_ih + W_ih x: sequence s's row at gi[s·gi_ld]
-            let (gi, gi_ld): (&[F::C], usize) = match hoisted_rows {
-                Some(rows) => rows,
+            let form = |r| if sums { Sums::F32(r) } else { Sums::Lanes(r) };
+            let (gi, gi_ld) = match hoisted_rows {
+                Some((rows, ld)) => (form(rows), ld),
+                None if bits => {
+                    affine_binary16(&w.b_ih, &[Term { w: &w.ih, z: input, ldz }], ns, &mut lb.gi16, spec.fma);
+                    (Sums::Binary16(&lb.gi16[..]), binary16_width(&w.ih))
+                }
                 None => {
                     maps::<F>(sums, &w.b_ih, &[Term { w: &w.ih, z: input, ldz }], ns, &mut lb.gi, spec.fma);
-                    (&lb.gi[..], up_i)
+                    (form(&lb.gi[..]), up_i)
                 }
             };
             // gh = b_hh + W_hh h, its gates added to gi straight into `pre` where the tiles can
             let hh = [Term { w: &w.hh, z: &lb.h, ldz: g.hidden }];
-            let split = GateSplit { addend: gi, addend_ld: gi_ld, pre: &mut lb.pre, hsz: g.hidden, region: gate_regions(g.kind) };
-            let added = affine_gates::<F>(&w.b_hh, &hh, ns, &mut lb.gh, split, spec.fma);
-            if !added {
-                maps::<F>(sums, &w.b_hh, &hh, ns, &mut lb.gh, spec.fma);
-            }
-            let rows = GateRows { ns, gi, stride_i: gi_ld, gh: &lb.gh, stride_h: w.hh.up, sums };
+            let (gh, added) = if bits {
+                affine_binary16(&w.b_hh, &hh, ns, &mut lb.gh16, spec.fma);
+                (Sums::Binary16(&lb.gh16[..]), false)
+            } else {
+                let (Sums::Lanes(gi_rows) | Sums::F32(gi_rows)) = gi else { unreachable!("binary16 gi only with binary16 gh") };
+                let split = GateSplit { addend: gi_rows, addend_ld: gi_ld, pre: &mut lb.pre, hsz: g.hidden, region: gate_regions(g.kind) };
+                let added = affine_gates::<F>(&w.b_hh, &hh, ns, &mut lb.gh, split, spec.fma);
+                if !added {
+                    maps::<F>(sums, &w.b_hh, &hh, ns, &mut lb.gh, spec.fma);
+                }
+                (form(&lb.gh[..]), added)
+            };
+            let stride_h = if bits { binary16_width(&w.hh) } else { w.hh.up };
+            let rows = GateRows { ns, gi, stride_i: gi_ld, gh, stride_h };
             match g.kind {
                 GatedKind::Gru => gru_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, act, added),
                 _ => lstm_block::<F>(g, &rows, &mut lb.pre, &mut lb.h, &mut lb.c, act, added),

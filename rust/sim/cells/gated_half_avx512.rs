@@ -10,11 +10,14 @@
 //! value has the bits of the passes'. R below is that rounding; IEEE + and · are the lane
 //! operations of `gated_pointwise` (a + (−b) for its ADD_NEG).
 //!
-//! With `RIN` the loops also round the gate sums they read (gi and gh) first: a half format
-//! with f32 sums then leaves its maps as the f32 sums (`GateRows::sums`), and R(gi) is done
-//! here in registers instead of in a pass after the tiles (`tile_kernel::affine_panels`).
-//! R is idempotent (a value on the grid rounds to itself), so rows that were rounded
-//! already give the same values.
+//! The loops that read the gate sums (gi and gh) take them as their rows hold them
+//! (`Read`): values of the format (`Lanes`); a half format's f32 sums (`F32Sums`), rounded
+//! first, so that a half format with f32 sums leaves its maps as the f32 sums and R(gi) is
+//! done here in registers instead of in a pass after the tiles
+//! (`tile_kernel::affine_panels`; R is idempotent, so rows that were rounded already give
+//! the same values); or f16's binary16 bits (`Binary16`), converted as read, so that the
+//! native f16 tile's rows need no conversion pass back to f32 lanes
+//! (`tile_kernel::affine_binary16`).
 //!
 //! Callers must be compiled with AVX-512 (`gated_pointwise`'s `_avx512` bodies) and pass
 //! slices of equal length (the first one's is used).
@@ -52,43 +55,89 @@ macro_rules! vectors {
     }};
 }
 
-/// R(x) when `RIN` (a gate sum as read), else x.
-#[inline(always)]
-unsafe fn sum_in<const BF: bool, const RIN: bool>(x: __m512) -> __m512 {
-    if RIN {
-        round::<BF>(x)
-    } else {
-        x
+/// How a loop reads a row of gate sums (gi or gh, `GateRows`'s `Sums`): a vector of 16
+/// f32 lane values from the row's elements i..i+16 (those of the mask; zeros past it).
+pub trait Read {
+    /// The row's element type.
+    type E;
+    /// # Safety
+    /// AVX-512F (and F16C for `Binary16`); the masked elements of p[i..] are readable.
+    unsafe fn read<const BF: bool>(m: __mmask16, p: *const Self::E, i: usize) -> __m512;
+}
+
+/// Values of the format in f32 lanes: read as they are.
+pub struct Lanes;
+impl Read for Lanes {
+    type E = f32;
+    #[inline(always)]
+    unsafe fn read<const BF: bool>(m: __mmask16, p: *const f32, i: usize) -> __m512 {
+        load(m, p, i)
     }
 }
 
+/// A half format's f32 sums, not yet rounded to it: R(x) as read. (Rows already rounded
+/// give their own values: R is idempotent.)
+pub struct F32Sums;
+impl Read for F32Sums {
+    type E = f32;
+    #[inline(always)]
+    unsafe fn read<const BF: bool>(m: __mmask16, p: *const f32, i: usize) -> __m512 {
+        round::<BF>(load(m, p, i))
+    }
+}
+
+/// f16 values as binary16 bits (the native f16 tile's rows): converted as read
+/// (`vcvtph2ps`, exact). f16 only.
+pub struct Binary16;
+impl Read for Binary16 {
+    type E = u16;
+    #[inline(always)]
+    unsafe fn read<const BF: bool>(m: __mmask16, p: *const u16, i: usize) -> __m512 {
+        debug_assert!(!BF, "binary16 rows hold f16 values");
+        vcvtph2ps_masked(m, p.add(i))
+    }
+}
+
+/// The f32 values of the binary16 values p[0..16] of the mask `m` (zeros elsewhere), in asm:
+/// the masked 16-bit load of the intrinsics needs AVX-512BW, which the cells' AVX-512
+/// bodies are not compiled with; a masked conversion from memory reads only the masked
+/// values (EVEX fault suppression).
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn vcvtph2ps_masked(m: __mmask16, p: *const u16) -> __m512 {
+    let r: __m512;
+    // SAFETY: AVX-512F (the target feature); the masked values at p are the caller's.
+    std::arch::asm!("vcvtph2ps {r} {{{m}}}{{z}}, ymmword ptr [{p}]", r = lateout(zmm_reg) r, m = in(kreg) m, p = in(reg) p, options(pure, readonly, nostack, preserves_flags));
+    r
+}
+
 /// dst[j] = R(a[j] · b[j]) when `MUL` (the LSTM's h' = o · act(c')), else R(a[j] + b[j]) (a
-/// gate's pre-activation gi + gh; R(R(a[j]) + R(b[j])) with `RIN`).
+/// gate's pre-activation gi + gh), a[j] and b[j] read as `A` and `B` say.
 ///
 /// # Safety
 /// AVX-512F; a and b at least as long as dst.
 #[inline(always)]
-pub unsafe fn op_rows<const BF: bool, const MUL: bool, const RIN: bool>(dst: &mut [f32], a: &[f32], b: &[f32]) {
+pub unsafe fn op_rows<const BF: bool, const MUL: bool, A: Read, B: Read>(dst: &mut [f32], a: &[A::E], b: &[B::E]) {
     debug_assert!(a.len() >= dst.len() && b.len() >= dst.len());
     let (d, a, b) = (dst.as_mut_ptr(), a.as_ptr(), b.as_ptr());
     vectors!(dst.len(), |m, i| {
-        let (x, y) = (sum_in::<BF, RIN>(load(m, a, i)), sum_in::<BF, RIN>(load(m, b, i)));
+        let (x, y) = (A::read::<BF>(m, a, i), B::read::<BF>(m, b, i));
         _mm512_mask_storeu_ps(d.add(i), m, round::<BF>(if MUL { _mm512_mul_ps(x, y) } else { _mm512_add_ps(x, y) }));
     });
 }
 
 /// n[j] = R(R(r[j] · gh[j]) + gi[j]) (the GRU's candidate pre-activation; gh[j] and gi[j]
-/// rounded first with `RIN`).
+/// read as `GH` and `GI` say).
 ///
 /// # Safety
 /// As [`op_rows`] (r, gh and gi at least as long as n).
 #[inline(always)]
-pub unsafe fn mul_add_rows<const BF: bool, const RIN: bool>(n: &mut [f32], r: &[f32], gh: &[f32], gi: &[f32]) {
+pub unsafe fn mul_add_rows<const BF: bool, GH: Read, GI: Read>(n: &mut [f32], r: &[f32], gh: &[GH::E], gi: &[GI::E]) {
     debug_assert!(r.len() >= n.len() && gh.len() >= n.len() && gi.len() >= n.len());
     let (d, r, gh, gi) = (n.as_mut_ptr(), r.as_ptr(), gh.as_ptr(), gi.as_ptr());
     vectors!(n.len(), |m, i| {
-        let p = round::<BF>(_mm512_mul_ps(load(m, r, i), sum_in::<BF, RIN>(load(m, gh, i))));
-        _mm512_mask_storeu_ps(d.add(i), m, round::<BF>(_mm512_add_ps(p, sum_in::<BF, RIN>(load(m, gi, i)))));
+        let p = round::<BF>(_mm512_mul_ps(load(m, r, i), GH::read::<BF>(m, gh, i)));
+        _mm512_mask_storeu_ps(d.add(i), m, round::<BF>(_mm512_add_ps(p, GI::read::<BF>(m, gi, i))));
     });
 }
 
@@ -132,17 +181,23 @@ mod tests {
     use super::*;
     use crate::sim::lanes::{round_bf16_in_f32, round_f16_in_f32};
 
-    /// The loops compiled for AVX-512, as `gated_pointwise`'s `_avx512` bodies call them.
-    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
+    /// The loops compiled for AVX-512, as `gated_pointwise`'s `_avx512` bodies call them;
+    /// steps 7–10 read gate rows as binary16 bits (f16 only: a, b, c are on its grid).
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma,f16c")]
     unsafe fn run<const BF: bool>(step: u8, out: &mut [f32], out2: &mut [f32], a: &[f32], b: &[f32], c: &[f32]) {
+        let bits = |v: &[f32]| v.iter().map(|&x| half::f16::from_f32(x).to_bits()).collect::<Vec<u16>>();
         match step {
-            0 => op_rows::<BF, false, false>(out, a, b),
-            1 => op_rows::<BF, true, false>(out, a, b),
-            2 => mul_add_rows::<BF, false>(out, a, b, c),
+            0 => op_rows::<BF, false, Lanes, Lanes>(out, a, b),
+            1 => op_rows::<BF, true, Lanes, Lanes>(out, a, b),
+            2 => mul_add_rows::<BF, Lanes, Lanes>(out, a, b, c),
             3 => cell_rows::<BF>(out, out2, a, b),
             4 => state_rows::<BF>(out, a, b),
-            5 => op_rows::<BF, false, true>(out, a, b),
-            _ => mul_add_rows::<BF, true>(out, a, b, c),
+            5 => op_rows::<BF, false, F32Sums, F32Sums>(out, a, b),
+            6 => mul_add_rows::<BF, F32Sums, F32Sums>(out, a, b, c),
+            7 => op_rows::<BF, false, Lanes, Binary16>(out, a, &bits(b)),
+            8 => op_rows::<BF, false, Binary16, Binary16>(out, &bits(a), &bits(b)),
+            9 => mul_add_rows::<BF, Binary16, Binary16>(out, a, &bits(b), &bits(c)),
+            _ => mul_add_rows::<BF, Binary16, Lanes>(out, a, &bits(b), c),
         }
     }
 
@@ -165,8 +220,9 @@ mod tests {
     /// Each loop gives, bit for bit (a NaN as a NaN), the passes of `gated_pointwise`: the
     /// lane operation, then the rounding of each value (`round_bf16_in_f32` /
     /// `round_f16_in_f32`, which `round_lanes` applies), for every length 0–40 (partial last
-    /// vectors) and NaN, infinite, zero, subnormal and overflowing operands. With `RIN`
-    /// (steps 5 and 6) the gate sums are f32 values off the grid, rounded first.
+    /// vectors) and NaN, infinite, zero, subnormal and overflowing operands. With `F32Sums`
+    /// (steps 5 and 6) the gate sums are f32 values off the grid, rounded first; with
+    /// `Binary16` (steps 7–10, f16) they are binary16 bits.
     #[test]
     fn loops_equal_an_operation_then_a_rounding_per_value() {
         if !crate::sim::cpu::avx512() {
@@ -174,9 +230,10 @@ mod tests {
         }
         for (bf, round) in [(true, round_bf16_in_f32 as fn(f32) -> f32), (false, round_f16_in_f32)] {
             for n in 0..=40 {
-                for step in 0..7u8 {
-                    let seed = (n as u32) * 8 + u32::from(step) + if bf { 1000 } else { 0 };
-                    // the gate sums of `RIN` (a, b of step 5; b, c of step 6) as f32 sums
+                // (the binary16 rows of steps 7–10 hold f16 values)
+                for step in (0..11u8).filter(|&st| st < 7 || !bf) {
+                    let seed = (n as u32) * 16 + u32::from(step) + if bf { 1000 } else { 0 };
+                    // the gate sums of `F32Sums` (a, b of step 5; b, c of step 6) as f32 sums
                     let sum = |v: f32| v;
                     let (ra, rb, rc) = match step {
                         5 => (sum as fn(f32) -> f32, sum as fn(f32) -> f32, round),
@@ -194,7 +251,9 @@ mod tests {
                             3 => round(round(o0[j] * a[j]) + round(g0[j] * b[j])),
                             4 => round(round(round(o0[j] + (-a[j])) * b[j]) + a[j]),
                             5 => round(round(a[j]) + round(b[j])),
-                            _ => round(round(a[j] * round(b[j])) + round(c[j])),
+                            6 => round(round(a[j] * round(b[j])) + round(c[j])),
+                            7 | 8 => round(a[j] + b[j]),
+                            _ => round(round(a[j] * b[j]) + c[j]),
                         })
                         .collect();
                     // SAFETY: the CPU has AVX-512 (checked above); the slices have n values

@@ -37,6 +37,8 @@ use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::float_batch::activate;
 use crate::sim::lanes::{Lane, LaneFormat, Rounding};
 use crate::sim::same_type;
+#[cfg(target_arch = "x86_64")]
+use crate::sim::cells::gated_half_avx512::Lanes;
 
 /// Some(true) for bf16, Some(false) for f16 (with their own sums or f32 sums: f32 lanes,
 /// rounded by `round_lanes`), None for f32 and f64: which rounding the AVX-512 loops of
@@ -75,17 +77,45 @@ macro_rules! half_loop {
     }};
 }
 
-/// The rows of one layer's gate affine maps for a block of `ns` sequences.
+/// How a block's rows of gate sums (gi or gh) hold their values.
+pub enum Sums<'a, C> {
+    /// values of the format, in its lanes
+    Lanes(&'a [C]),
+    /// a half format's f32 sums, not yet rounded to it (`accumulate="f32"`): the AVX-512
+    /// loops round them as they read them (`gated_half_avx512::F32Sums`)
+    F32(&'a [C]),
+    /// f16 values as binary16 bits, the native f16 tile's rows
+    /// (`tile_kernel::affine_binary16`): the AVX-512 loops convert them as they read them
+    /// (`gated_half_avx512::Binary16`, exact)
+    Binary16(&'a [u16]),
+}
+
+impl<C> Clone for Sums<'_, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<C> Copy for Sums<'_, C> {}
+
+impl<'a, C> Sums<'a, C> {
+    /// The rows as lanes of the format: what every body but the AVX-512 loops of a half
+    /// format reads (only those loops are given the other forms).
+    fn lanes(&self) -> &'a [C] {
+        match *self {
+            Sums::Lanes(r) => r,
+            _ => panic!("gate sums unrounded or in binary16 outside the AVX-512 loops"),
+        }
+    }
+}
+
+/// The rows of one layer's gate affine maps for a block of `ns` sequences: sequence s's
+/// row of gi at gi[s·stride_i], of gh at gh[s·stride_h] (strides in the rows' elements).
 pub struct GateRows<'a, C> {
     pub ns: usize,
-    pub gi: &'a [C],
+    pub gi: Sums<'a, C>,
     pub stride_i: usize,
-    pub gh: &'a [C],
+    pub gh: Sums<'a, C>,
     pub stride_h: usize,
-    /// gi and gh may be a half format's f32 sums not yet rounded to it (`accumulate="f32"`):
-    /// the AVX-512 loops round them as they read them (`gated_half_avx512`, `RIN`). Only
-    /// where those loops run (`cpu::avx512`); the other bodies refuse such rows.
-    pub sums: bool,
 }
 
 /// (region of `pre`, gate block of gi/gh) of the gates whose pre-activation is gi + gh:
@@ -124,23 +154,11 @@ pub fn regions(kind: GatedKind) -> usize {
 fn add_gates<F: LaneFormat, const V512: bool>(rows: &GateRows<'_, F::C>, hsz: usize, map: &[(usize, usize)], pre: &mut [F::C]) {
     let hs = rows.ns * hsz;
     if let (true, Some(bf)) = (V512, half_rounding::<F>()) {
-        let (gi, gh, pre) = (same_type::slice::<F::C, f32>(rows.gi), same_type::slice::<F::C, f32>(rows.gh), same_type::slice_mut::<F::C, f32>(pre));
-        for s in 0..rows.ns {
-            let (gi, gh) = (&gi[s * rows.stride_i..], &gh[s * rows.stride_h..]);
-            for &(r, q) in map {
-                let (dst, a, b) = (&mut pre[r * hs + s * hsz..r * hs + (s + 1) * hsz], &gi[q * hsz..(q + 1) * hsz], &gh[q * hsz..(q + 1) * hsz]);
-                if rows.sums {
-                    half_loop!(bf, op_rows[false, true](dst, a, b));
-                } else {
-                    half_loop!(bf, op_rows[false, false](dst, a, b));
-                }
-            }
-        }
-        return;
+        return v512::add_gates(bf, rows, hsz, map, same_type::slice_mut::<F::C, f32>(pre));
     }
-    assert!(!rows.sums, "unrounded gate sums outside the AVX-512 loops");
+    let (gi, gh) = (rows.gi.lanes(), rows.gh.lanes());
     for s in 0..rows.ns {
-        let (gi, gh) = (&rows.gi[s * rows.stride_i..], &rows.gh[s * rows.stride_h..]);
+        let (gi, gh) = (&gi[s * rows.stride_i..], &gh[s * rows.stride_h..]);
         for &(r, q) in map {
             let dst = &mut pre[r * hs + s * hsz..r * hs + (s + 1) * hsz];
             raw2::<F::C, ADD>(dst, &gi[q * hsz..(q + 1) * hsz], &gh[q * hsz..(q + 1) * hsz]);
@@ -148,6 +166,98 @@ fn add_gates<F: LaneFormat, const V512: bool>(rows: &GateRows<'_, F::C>, hsz: us
     }
     // (the regions 0..map.len() are those written, in one rounding pass)
     F::round_lanes(&mut pre[..map.len() * hs]);
+}
+
+/// The steps of a half format's cells that read the gate rows, on `gated_half_avx512`'s
+/// loops: one monomorphic loop per pair of row forms (`Sums`) the lock-step batch makes.
+#[cfg(target_arch = "x86_64")]
+mod v512 {
+    use super::{GateRows, Sums};
+    use crate::sim::cells::gated_half_avx512::{self as hv, Binary16, F32Sums, Lanes, Read};
+    use crate::sim::same_type;
+
+    /// The f32 lanes of rows of a half format (C is f32).
+    #[inline(always)]
+    fn f32s<C: 'static>(r: &[C]) -> &[f32] {
+        same_type::slice::<C, f32>(r)
+    }
+
+    /// `f::<A, B>(gi, gh)` for the forms of the rows: each as it is; rows of values beside
+    /// f32 sums (gi hoisted over ticks, rounded already) read as sums (R is idempotent).
+    macro_rules! by_forms {
+        ($rows:expr, $f:ident($($arg:expr),*)) => {
+            match ($rows.gi, $rows.gh) {
+                (Sums::Lanes(a), Sums::Lanes(b)) => $f::<Lanes, Lanes>($($arg,)* f32s(a), f32s(b)),
+                (Sums::Lanes(a) | Sums::F32(a), Sums::F32(b)) => $f::<F32Sums, F32Sums>($($arg,)* f32s(a), f32s(b)),
+                (Sums::Lanes(a), Sums::Binary16(b)) => $f::<Lanes, Binary16>($($arg,)* f32s(a), b),
+                (Sums::Binary16(a), Sums::Binary16(b)) => $f::<Binary16, Binary16>($($arg,)* a, b),
+                _ => unreachable!("the lock-step batch makes no such pair of gate rows"),
+            }
+        };
+    }
+
+    /// `gated_pointwise::add_gates` for a half format (`bf`: bf16, else f16). (Inlined into
+    /// the AVX-512 bodies, as everything here: compiled apart, without their target
+    /// features, each intrinsic was a call.)
+    #[inline(always)]
+    pub(super) fn add_gates<C: 'static>(bf: bool, rows: &GateRows<'_, C>, hsz: usize, map: &[(usize, usize)], pre: &mut [f32]) {
+        by_forms!(rows, add_with(bf, rows, hsz, map, pre))
+    }
+
+    #[inline(always)]
+    fn add_with<A: Read, B: Read>(bf: bool, rows: &GateRows<'_, impl Sized>, hsz: usize, map: &[(usize, usize)], pre: &mut [f32], gi: &[A::E], gh: &[B::E]) {
+        let hs = rows.ns * hsz;
+        for s in 0..rows.ns {
+            let (gi, gh) = (&gi[s * rows.stride_i..], &gh[s * rows.stride_h..]);
+            for &(r, q) in map {
+                let (dst, a, b) = (&mut pre[r * hs + s * hsz..r * hs + (s + 1) * hsz], &gi[q * hsz..(q + 1) * hsz], &gh[q * hsz..(q + 1) * hsz]);
+                // SAFETY: called from the AVX-512 bodies (V512), on a CPU with AVX-512
+                // (`cpu::avx512`, checked by the dispatch; binary16 rows only where the
+                // native f16 tile ran: AVX512-FP16); the slices are as long as dst.
+                unsafe {
+                    if bf {
+                        hv::op_rows::<true, false, A, B>(dst, a, b)
+                    } else {
+                        hv::op_rows::<false, false, A, B>(dst, a, b)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The GRU's n = R(R(r·gh_n) + gi_n) for every sequence of the block (`rz`: the
+    /// activated r gates first, ns·H).
+    #[inline(always)]
+    pub(super) fn gru_n<C: 'static>(bf: bool, rows: &GateRows<'_, C>, hsz: usize, rz: &[f32], n: &mut [f32]) {
+        by_forms!(rows, gru_n_with(bf, rows, hsz, rz, n))
+    }
+
+    #[inline(always)]
+    fn gru_n_with<GI: Read, GH: Read>(bf: bool, rows: &GateRows<'_, impl Sized>, hsz: usize, rz: &[f32], n: &mut [f32], gi: &[GI::E], gh: &[GH::E]) {
+        for (s, n) in n.chunks_exact_mut(hsz).enumerate() {
+            let (r, gh, gi) = (&rz[s * hsz..(s + 1) * hsz], &gh[s * rows.stride_h + 2 * hsz..][..hsz], &gi[s * rows.stride_i + 2 * hsz..][..hsz]);
+            // SAFETY: as in `add_with`.
+            unsafe {
+                if bf {
+                    hv::mul_add_rows::<true, GH, GI>(n, r, gh, gi)
+                } else {
+                    hv::mul_add_rows::<false, GH, GI>(n, r, gh, gi)
+                }
+            }
+        }
+    }
+}
+
+/// (Never reached: only the x86-64 `_avx512` bodies pass V512.)
+#[cfg(not(target_arch = "x86_64"))]
+mod v512 {
+    use super::GateRows;
+    pub(super) fn add_gates<C>(_: bool, _: &GateRows<'_, C>, _: usize, _: &[(usize, usize)], _: &mut [f32]) {
+        unreachable!("the AVX-512 bodies (V512) are x86-64's")
+    }
+    pub(super) fn gru_n<C>(_: bool, _: &GateRows<'_, C>, _: usize, _: &[f32], _: &mut [f32]) {
+        unreachable!("the AVX-512 bodies (V512) are x86-64's")
+    }
 }
 
 /// The element ranges of the active sequences (one range when all are; no allocation).
@@ -330,7 +440,7 @@ fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, r
     // h' = o · act(c')
     for r in ranges {
         if let (true, Some(bf)) = (V512, half_rounding::<F>()) {
-            half_loop!(bf, op_rows[true, false](same_type::slice_mut::<F::C, f32>(&mut h[r.clone()]), same_type::slice::<F::C, f32>(&o[r.clone()]), same_type::slice::<F::C, f32>(&cand[r])));
+            half_loop!(bf, op_rows[true, Lanes, Lanes](same_type::slice_mut::<F::C, f32>(&mut h[r.clone()]), same_type::slice::<F::C, f32>(&o[r.clone()]), same_type::slice::<F::C, f32>(&cand[r])));
             continue;
         }
         op2::<F, MUL>(&mut h[r.clone()], &o[r.clone()], &cand[r]);
@@ -377,35 +487,27 @@ fn gru_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, ro
     let (rz, n) = pre.split_at_mut(2 * hs);
     let n = &mut n[..hs];
     // n = act(gi_n + (r·gh_n))
-    if matches!(F::ROUNDING, Rounding::F32 | Rounding::F64) {
+    if let (true, Some(bf)) = (V512, half_rounding::<F>()) {
+        // a half format with AVX-512: n = R(R(r·gh) + gi) in one loop per sequence
+        v512::gru_n(bf, rows, hsz, same_type::slice::<F::C, f32>(rz), same_type::slice_mut::<F::C, f32>(n));
+    } else if matches!(F::ROUNDING, Rounding::F32 | Rounding::F64) {
         // lanes of the format itself (no rounding pass): both operations in one loop per
         // sequence (two passes over the block cost twice the loop overhead of hsz-long
         // rows: GRU f32 at hidden 16, 11% of a tick in `gru_block`)
-        for (s, n) in n.chunks_exact_mut(hsz).enumerate() {
-            let (r, gh, gi) = (&rz[s * hsz..(s + 1) * hsz], &rows.gh[s * rows.stride_h + 2 * hsz..][..hsz], &rows.gi[s * rows.stride_i + 2 * hsz..][..hsz]);
-            mul_add_rows(n, r, gh, gi);
-        }
-    } else if let (true, Some(bf)) = (V512, half_rounding::<F>()) {
-        // a half format with AVX-512: n = R(R(r·gh) + gi) in one loop per sequence
-        let (n, rz) = (same_type::slice_mut::<F::C, f32>(n), same_type::slice::<F::C, f32>(rz));
-        let (gh, gi) = (same_type::slice::<F::C, f32>(rows.gh), same_type::slice::<F::C, f32>(rows.gi));
+        let (gh, gi) = (rows.gh.lanes(), rows.gi.lanes());
         for (s, n) in n.chunks_exact_mut(hsz).enumerate() {
             let (r, gh, gi) = (&rz[s * hsz..(s + 1) * hsz], &gh[s * rows.stride_h + 2 * hsz..][..hsz], &gi[s * rows.stride_i + 2 * hsz..][..hsz]);
-            if rows.sums {
-                half_loop!(bf, mul_add_rows[true](n, r, gh, gi));
-            } else {
-                half_loop!(bf, mul_add_rows[false](n, r, gh, gi));
-            }
+            mul_add_rows(n, r, gh, gi);
         }
     } else {
-        assert!(!rows.sums, "unrounded gate sums outside the AVX-512 loops");
+        let (gh, gi) = (rows.gh.lanes(), rows.gi.lanes());
         for s in 0..ns {
-            let gh = &rows.gh[s * rows.stride_h + 2 * hsz..][..hsz];
+            let gh = &gh[s * rows.stride_h + 2 * hsz..][..hsz];
             raw2::<F::C, MUL>(&mut n[s * hsz..(s + 1) * hsz], &rz[s * hsz..(s + 1) * hsz], gh);
         }
         F::round_lanes(n);
         for s in 0..ns {
-            raw_in_place::<F::C, ADD>(&mut n[s * hsz..(s + 1) * hsz], &rows.gi[s * rows.stride_i + 2 * hsz..][..hsz]);
+            raw_in_place::<F::C, ADD>(&mut n[s * hsz..(s + 1) * hsz], &gi[s * rows.stride_i + 2 * hsz..][..hsz]);
         }
         F::round_lanes(n);
     }
