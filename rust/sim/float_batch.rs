@@ -38,7 +38,7 @@ use crate::sim::rnn_single::AnyRnn;
 use crate::sim::same_type;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::{BatchSpec, FloatBatch};
-use crate::sim::tile_kernel::{affine, Packed, Term};
+use crate::sim::tile_kernel::{affine, affine_binary16, binary16_width, Packed, Term};
 use crate::sim::unit_split::{affine_split, row_parts, team_size, Map};
 use rayon::prelude::*;
 use std::any::Any;
@@ -189,6 +189,11 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
     };
     let mut out = out;
     let single = if ns == 1 && team == 1 { w.single.as_ref() } else { None };
+    // f16 on its native tile, tanh or σ, one thread: the tile's binary16 rows go straight
+    // to the table lookup (`binary16_activation`)
+    let bits = binary16_activation::<F>(plan.activation, team);
+    let uh = if bits.is_some() { binary16_width(&w.v) } else { 0 };
+    let mut rows16 = vec![0u16; ns * uh];
     let longest = lens.iter().copied().max().unwrap_or(0);
     let mut t0 = 0;
     for t in 0..longest {
@@ -209,6 +214,9 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
                 1 => activate_rows(cur),
                 parts => row_parts(cur, up, parts).into_par_iter().for_each(|(_, rows)| activate_rows(rows)),
             }
+        } else if let Some(func) = bits {
+            affine_binary16(&w.b, &[x, h], ns, &mut rows16, spec.fma);
+            crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d);
         } else {
             affine::<F>(&w.b, &[x, h], ns, cur, spec.fma);
             activate_rows(cur);
@@ -224,6 +232,21 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
     }
     kept.zero_from::<F>(out.states, longest);
     Ok(())
+}
+
+/// The table function when a block of F on one thread (`team` 1) takes the native f16
+/// tile's rows in binary16 (`tile_kernel::affine_binary16`) to the activation's table,
+/// whose index the bits are (`half_tables::apply_f16_bits`): f16 with its own sums, tanh or
+/// σ, AVX512-FP16. `affine` would convert every row back to f32 lanes, and the lookup
+/// convert them to binary16 again.
+fn binary16_activation<F: LaneFormat>(act: Activation, team: usize) -> Option<Func> {
+    let func = match act {
+        Activation::Tanh => Func::Tanh,
+        Activation::Sigmoid => Func::Sigmoid,
+        _ => return None,
+    };
+    let able = team == 1 && F::ROUNDING == crate::sim::lanes::Rounding::F16 && !crate::sim::tile_kernel::f32_sums::<F>() && crate::sim::tile_kernel::native_f16();
+    able.then_some(func)
 }
 
 /// Sequences per block: the batch split evenly over the threads, then into more blocks

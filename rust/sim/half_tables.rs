@@ -74,6 +74,46 @@ pub fn apply(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
     xs.iter_mut().for_each(|x| *x = t[index(*x, bf)]);
 }
 
+/// `func` of f16 values given as their binary16 bits, which are the table's index (no
+/// conversion): dst[r·ld_dst + j] = the table's entry src[r·ld_src + j] for the first `d`
+/// values of `rows` rows (the native f16 tile's rows, `tile_kernel::affine_binary16`, to
+/// the f32 lanes of the states; the other values of dst untouched). With AVX-512 (and BW)
+/// 16 values per gather.
+pub fn apply_f16_bits(func: Func, src: &[u16], ld_src: usize, dst: &mut [f32], ld_dst: usize, rows: usize, d: usize) {
+    let t = table(func, BinaryFormat::F16);
+    assert!(d <= ld_src && d <= ld_dst && (rows == 0 || (src.len() >= (rows - 1) * ld_src + d && dst.len() >= (rows - 1) * ld_dst + d)));
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx512_fp16() {
+        // SAFETY: the CPU has AVX-512F/BW/VL (checked: the FP16 tier has them); the rows are
+        // in bounds (checked above) and every index is a 16-bit value.
+        return unsafe { gather_bits_avx512(t, src, ld_src, dst, ld_dst, rows, d) };
+    }
+    for r in 0..rows {
+        for (y, &b) in dst[r * ld_dst..r * ld_dst + d].iter_mut().zip(&src[r * ld_src..r * ld_src + d]) {
+            *y = t[usize::from(b)];
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,avx")]
+unsafe fn gather_bits_avx512(t: &[f32], src: &[u16], ld_src: usize, dst: &mut [f32], ld_dst: usize, rows: usize, d: usize) {
+    use std::arch::x86_64::*;
+    debug_assert_eq!(t.len(), SIZE);
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    for r in 0..rows {
+        let (sr, dr) = (sp.add(r * ld_src), dp.add(r * ld_dst));
+        let mut i = 0;
+        while i < d {
+            let live = crate::sim::simd_round::first_lanes((d - i).min(16));
+            let idx = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(live, sr.add(i).cast()));
+            let y = _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), live, idx, t.as_ptr().cast());
+            _mm512_mask_storeu_ps(dr.add(i), live, y);
+            i += 16;
+        }
+    }
+}
+
 /// Entries `idx` (16 lanes of 16-bit patterns) of `func`'s table in `fmt`: the register
 /// kernels' lookup (`gated_single_vectors::V512h`, `gated_single_f16::V256ph`).
 ///
@@ -151,6 +191,21 @@ mod tests {
                     for ((&x, &y), &w) in xs.iter().zip(&ys).zip(&want) {
                         assert!(same(y, w), "{func:?} {fmt:?} {x:e}: {y:e} vs {w:e}");
                         assert!(same(one(func, fmt, x), w), "{func:?} {fmt:?} {x:e} (one)");
+                    }
+                }
+                // from the binary16 bits, rows of 1–33 values at strides with gaps
+                if !bf {
+                    let bits: Vec<u16> = (0..SIZE as u32).map(|i| i as u16).collect();
+                    for (d, rows) in [(1, 3), (15, 2), (16, 4), (17, 5), (33, 2), (256, 250)] {
+                        let (ld_src, ld_dst) = (d + 3, d + 5);
+                        let mut ys = vec![-7.0f32; rows * ld_dst];
+                        apply_f16_bits(func, &bits, ld_src, &mut ys, ld_dst, rows, d);
+                        for r in 0..rows {
+                            for j in 0..ld_dst {
+                                let want_y = if j < d { want[r * ld_src + j] } else { -7.0 };
+                                assert!(same(ys[r * ld_dst + j], want_y), "{func:?} f16 bits {}: row {r} value {j}", r * ld_src + j);
+                            }
+                        }
                     }
                 }
                 // the independent approximation path (`ziv`) agrees on every value

@@ -20,7 +20,9 @@
 //! (`vcvtph2ps`, exact). The first pass's tiles load the bias row into their accumulators
 //! (it was copied into every acc row: alternating builds, 1 thread, M token-steps/s, f16
 //! LSTM at (1024, 1000, 16, 4) 10.8–10.9 → 11.2–11.3, GRU 12.6–12.7 → 14.1–14.2, SimpleRNN
-//! 27.8–28.4 → 29.9–31.7, LSTM at (4096, 256, 64, 8) 2.54–2.59 → 2.77–2.78). The weights are repacked once per plan in panels of
+//! 27.8–28.4 → 29.9–31.7, LSTM at (4096, 256, 64, 8) 2.54–2.59 → 2.77–2.78).
+//! `affine_binary16` leaves the rows in binary16 instead, for callers that convert them as
+//! they read them (the gated cells' AVX-512 loops: `tile_kernel::affine_binary16`). The weights are repacked once per plan in panels of
 //! 32·NR binary16 units (kept in the f32 `Packed`, built on first use).
 //!
 //! The f16 intrinsics and the `__m512h` type are unstable in Rust 1.95, so the two

@@ -16,7 +16,9 @@
 //! `activation_f64`). The bias rows start the tile kernel's accumulators
 //! (`tile_kernel::affine`), and the tiles of gh add gi to the gates whose pre-activation
 //! is gi + gh as their last step, writing them gate-major for the activations
-//! (`tile_kernel::affine_gates`; the same rounded addition, one pass fewer). Kept states and cells of the top layer are copied to a small
+//! (`tile_kernel::affine_gates`; the same rounded addition, one pass fewer). f16 on its native
+//! tile (AVX512-FP16) keeps gi and gh as the tile's binary16 rows, which the cells' loops
+//! convert as they read them (`binary16_rows`). Kept states and cells of the top layer are copied to a small
 //! per-block buffer each tick and written to the batch's result buffers a chunk of ticks at
 //! a time, one contiguous run per sequence (`block_results`); final states are
 //! written straight into theirs.
@@ -157,10 +159,6 @@ struct BlockOut<'a, F> {
     final_c: Vec<Option<&'a mut [F]>>,
 }
 
-/// out = b + Σ W z for ns rows (`tile_kernel::affine`), or with `sums` (a half format with
-/// f32 sums) the f32 sums themselves: `F::Sum`'s tiles without the rounding pass of
-/// `tile_kernel::affine_panels`, for the cells' AVX-512 loops, which round them as they
-/// read them (`GateRows::sums`; 13% of an f16 GRU with f32 sums at hidden 16 was that pass).
 /// Whether a block of F on one thread (`team` 1) keeps gi and gh as the native f16 tile's
 /// binary16 rows, which the cells' AVX-512 loops convert as they read them
 /// (`gated_half_avx512::Binary16`): f16 with its own sums, AVX-512 and AVX512-FP16. Its
@@ -170,6 +168,10 @@ fn binary16_rows<F: LaneFormat>(team: usize) -> bool {
     team == 1 && F::ROUNDING == crate::sim::lanes::Rounding::F16 && !crate::sim::tile_kernel::f32_sums::<F>() && crate::sim::cpu::avx512() && crate::sim::tile_kernel::native_f16()
 }
 
+/// out = b + Σ W z for ns rows (`tile_kernel::affine`), or with `sums` (a half format with
+/// f32 sums) the f32 sums themselves: `F::Sum`'s tiles without the rounding pass of
+/// `tile_kernel::affine_panels`, for the cells' AVX-512 loops, which round them as they
+/// read them (`Sums::F32`; 13% of an f16 GRU with f32 sums at hidden 16 was that pass).
 fn maps<F: LaneFormat>(sums: bool, bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: &mut [F::C], fma: bool) {
     if sums {
         affine::<F::Sum>(bias, terms, ns, out, fma)

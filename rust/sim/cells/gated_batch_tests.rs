@@ -107,7 +107,7 @@ fn all_formats(net: &Stack, batch: usize, steps: usize, seed: u64) {
     check::<f16>(net, batch, steps, seed + 2);
     check::<bf16>(net, batch, steps, seed + 3);
     // the half formats with f32 sums (with AVX-512 the gate sums reach the cells' loops
-    // unrounded: `GateRows::sums`)
+    // unrounded: `gated_pointwise::Sums::F32`)
     check::<crate::num::f32_sums::Bf16SumF32>(net, batch, steps, seed + 4);
     check::<crate::num::f32_sums::F16SumF32>(net, batch, steps, seed + 5);
 }

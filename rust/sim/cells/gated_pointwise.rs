@@ -4,7 +4,9 @@
 //! straight loops.
 //!
 //! Layout: `gi`/`gh` hold the tile kernel's rows (sequence s at s·stride, gate blocks of H
-//! units in the cell's order: LSTM i f g o, Doubling-LSTM i f f² g o, GRU r z n). The
+//! units in the cell's order: LSTM i f g o, Doubling-LSTM i f f² g o, GRU r z n), as values
+//! of the format, or for the AVX-512 loops of the half formats as f32 sums or f16's binary16
+//! bits (`Sums`). The
 //! pre-activations p = gi + gh (written by the tiles as their last step when they can split
 //! the gates, `tile_kernel::affine_gates`, else added here) go to the scratch `pre`
 //! gate-major: region r holds one gate
