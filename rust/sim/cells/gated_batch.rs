@@ -106,7 +106,7 @@ struct LayerBlock<C> {
     /// with the unit split (`unit_split`): one `pre` per range of the sequences
     pre_parts: Vec<Vec<C>>,
     /// f16 on its native tile (`binary16_rows`): gi (when not hoisted) and gh as binary16
-    /// rows (`tile_kernel::affine_binary16`), else empty
+    /// rows (`tile_kernel::affine_binary16`), and `gi`, `gh` empty; else empty
     gi16: Vec<u16>,
     gh16: Vec<u16>,
 }
@@ -197,8 +197,10 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             // with the unit split, one `pre` per range of the sequences (one range per task, at most one per sequence)
             let parts = team.min(ns);
             let (pre, pre_parts) = if team > 1 { (Vec::new(), (0..parts).map(|j| vec![F::C::ZERO; pre_len(part(ns, parts, j).len())]).collect()) } else { (vec![F::C::ZERO; pre_len(ns)], Vec::new()) };
+            // the rows of gi and gh: f32 lanes, or (`binary16_rows`) binary16 only
+            let lanes = |p: &Packed<F::C>| if bits { Vec::new() } else { vec![F::C::ZERO; ns * p.up] };
             let b16 = |p: &Packed<F::C>| if bits { vec![0u16; ns * binary16_width(p)] } else { Vec::new() };
-            LayerBlock { h: vec![F::C::ZERO; ns * hsz], c, gi: vec![F::C::ZERO; ns * w.ih.up], gh: vec![F::C::ZERO; ns * w.hh.up], pre, pre_parts, gi16: b16(&w.ih), gh16: b16(&w.hh) }
+            LayerBlock { h: vec![F::C::ZERO; ns * hsz], c, gi: lanes(&w.ih), gh: lanes(&w.hh), pre, pre_parts, gi16: b16(&w.ih), gh16: b16(&w.hh) }
         })
         .collect();
     for s in 0..ns {
