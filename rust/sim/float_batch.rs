@@ -38,7 +38,7 @@ use crate::sim::rnn_single::AnyRnn;
 use crate::sim::same_type;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::{BatchSpec, FloatBatch};
-use crate::sim::tile_kernel::{affine, affine_binary16, binary16_width, Packed, Term};
+use crate::sim::tile_kernel::{affine, affine_binary16, affine_bits, binary16_width, Packed, Term};
 use crate::sim::unit_split::{affine_split, row_parts, team_size, Map};
 use rayon::prelude::*;
 use std::any::Any;
@@ -135,7 +135,7 @@ fn two_slots<C>(ring: &mut [C], len: usize, i: usize, j: usize) -> (&[C], &mut [
 /// every `chunk` ticks the kept states of the chunk are written out sequence by sequence
 /// (a contiguous run of `chunk` rows each). Only where values are stored changes.
 #[allow(clippy::too_many_arguments)]
-fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C], h0: Option<&[F]>, spec: &BatchSpec, (first, ns, team): (usize, usize, usize), out: BlockOut<'_, F>, ctl: &Control) -> SimResult<()> {
+fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (&[F::C], Option<&[u16]>), h0: Option<&[F]>, spec: &BatchSpec, (first, ns, team): (usize, usize, usize), out: BlockOut<'_, F>, ctl: &Control) -> SimResult<()> {
     let (d, n, o, t_max) = (plan.d, plan.n_in, plan.n_out, spec.steps);
     let up = w.v.up;
     let lens: Vec<usize> = (0..ns).map(|s| spec.length(first + s)).collect();
@@ -194,6 +194,17 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
     let bits = binary16_activation::<F>(plan.activation, team);
     let uh = if bits.is_some() { binary16_width(&w.v) } else { 0 };
     let mut rows16 = vec![0u16; ns * uh];
+    // and the inputs (f16: their own bits) and the states (two slots, h_{t-1} and h_t, ns
+    // rows of d) in binary16 as the tile reads them (`affine_bits`): no row converted
+    let x16 = x16.filter(|_| bits.is_some());
+    let mut h16 = vec![0u16; if x16.is_some() { 2 * ns * d } else { 0 }];
+    if x16.is_some() {
+        for s in 0..ns {
+            for (b, v) in h16[s * d..(s + 1) * d].iter_mut().zip(&ring[s * up..s * up + d]) {
+                *b = half::f16::from_f32(same_type::slice::<F::C, f32>(std::slice::from_ref(v))[0]).to_bits();
+            }
+        }
+    }
     let longest = lens.iter().copied().max().unwrap_or(0);
     let mut t0 = 0;
     for t in 0..longest {
@@ -214,9 +225,14 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
                 1 => activate_rows(cur),
                 parts => row_parts(cur, up, parts).into_par_iter().for_each(|(_, rows)| activate_rows(rows)),
             }
+        } else if let (Some(func), Some(x16)) = (bits, x16) {
+            let (a, b) = h16.split_at_mut(ns * d);
+            let (hp, hc) = if t % 2 == 0 { (&*a, b) } else { (&*b, a) };
+            affine_bits(&w.b, &[(&w.wx, &x16[(first * t_max + t) * n..], t_max * n), (&w.v, hp, d)], ns, &mut rows16, spec.fma);
+            crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, Some(hc));
         } else if let Some(func) = bits {
             affine_binary16(&w.b, &[x, h], ns, &mut rows16, spec.fma);
-            crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d);
+            crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, None);
         } else {
             affine::<F>(&w.b, &[x, h], ns, cur, spec.fma);
             activate_rows(cur);
@@ -238,7 +254,8 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, xl: &[F::C],
 /// tile's rows in binary16 (`tile_kernel::affine_binary16`) to the activation's table,
 /// whose index the bits are (`half_tables::apply_f16_bits`): f16 with its own sums, tanh or
 /// σ, AVX512-FP16. `affine` would convert every row back to f32 lanes, and the lookup
-/// convert them to binary16 again.
+/// convert them to binary16 again. The block then also keeps its states in binary16 for the
+/// tile (written by the lookup) and gives it the f16 inputs' own bits (`affine_bits`).
 fn binary16_activation<F: LaneFormat>(act: Activation, team: usize) -> Option<Func> {
     let func = match act {
         Activation::Tanh => Func::Tanh,
@@ -292,7 +309,7 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
         .zip(split_blocks(&mut res.final_outputs, o, block, &firsts, b))
         .map(|(((states, finals), outputs), final_outputs)| BlockOut { states, finals, outputs, final_outputs });
     let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(parts).collect();
-    run_blocks(spec, team, work, |first, out| run_block(plan, &w, &xl, h0, spec, (first, block.min(b - first), team), out, ctl))?;
+    run_blocks(spec, team, work, |first, out| run_block(plan, &w, (&xl, same_type::f16_bits(xs)), h0, spec, (first, block.min(b - first), team), out, ctl))?;
     // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills its
     // share of the states: flushes over ticks 0..its longest length, then Kept::zero_from.
     res.states = unsafe { states.filled() };

@@ -37,3 +37,12 @@ pub fn f16_bits_mut<A: 'static>(s: &mut [MaybeUninit<A>]) -> &mut [MaybeUninit<u
     // SAFETY: A is half::f16, a transparent u16 (checked).
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<MaybeUninit<u16>>(), s.len()) }
 }
+
+/// `s` (f16 values) as their binary16 bits, or None unless A is `half::f16`
+/// (`repr(transparent)` over u16).
+pub fn f16_bits<A: 'static>(s: &[A]) -> Option<&[u16]> {
+    (TypeId::of::<A>() == TypeId::of::<half::f16>()).then(|| {
+        // SAFETY: A is half::f16, a transparent u16 (checked).
+        unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u16>(), s.len()) }
+    })
+}

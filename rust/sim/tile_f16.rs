@@ -179,6 +179,28 @@ pub(super) fn affine_binary16(bias: &[f32], terms: &[Term<'_, f32>], ns: usize, 
     })
 }
 
+/// `affine_binary16` with z rows given in binary16 already (`(packing, rows, stride)` per
+/// term): no conversion of any row, in or out.
+pub(super) fn affine_bits(bias: &[f32], terms: &[(&Packed<f32>, &[u16], usize)], ns: usize, out: &mut [u16], fma: bool) {
+    debug_assert!(available());
+    let Some(&(p0, _, _)) = terms.first() else { panic!("an affine map without terms") };
+    let h0 = binary16(p0);
+    assert!(terms.iter().all(|t| t.0.up == p0.up && binary16(t.0).up == h0.up && binary16(t.0).pw == h0.pw));
+    assert!(terms.iter().all(|&(p, z, ldz)| p.k == 0 || z.len() >= (ns - 1) * ldz + p.k));
+    assert!(out.len() >= ns * h0.up && bias.len() == p0.up);
+    SCRATCH.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let b16 = &mut guard.2;
+        b16.resize(h0.up, 0);
+        // SAFETY: as in `affine`; the z rows cover the terms (checked above).
+        unsafe {
+            bias_bits(bias, b16);
+            let t16 = terms.iter().filter(|t| t.0.k > 0).map(|&(p, z, ldz)| (binary16(p), z, ldz));
+            tiles(Some(&b16[..]), t16, ns, out, fma)
+        }
+    })
+}
+
 /// The row stride of `affine_binary16`'s result for maps of `p`: its binary16 panels' padded
 /// width.
 pub(super) fn binary16_width(p: &Packed<f32>) -> usize {
@@ -194,7 +216,7 @@ fn binary16(p: &Packed<f32>) -> &Packed<u16> {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512fp16,avx2,avx")]
 unsafe fn run(bias: Option<&[f32]>, terms: &[Term<'_, f32>], ns: usize, acc: Option<&mut [f32]>, z16: &mut [u16], a16: &mut [u16], b16: &mut [u16], fma: bool) {
     let h0 = binary16(terms[0].w);
-    let (up, uh, pw) = (terms[0].w.up, h0.up, h0.pw);
+    let (up, uh) = (terms[0].w.up, h0.up);
     debug_assert!(up <= uh);
     // the bias row in binary16 (the tiles load it into their accumulators: no copy per
     // row), or acc's rows, zero-padded to the binary16 stride
@@ -217,44 +239,62 @@ unsafe fn run(bias: Option<&[f32]>, terms: &[Term<'_, f32>], ns: usize, acc: Opt
         }
         at += ns * k;
     }
-    // the terms through the tiles, at most MAX_TERMS per pass (more continue from a16)
+    // the terms through the tiles (those with k > 0), each z at its offset in z16
     let z16: &[u16] = z16;
-    let mut at = 0;
-    // the first pass starts from the bias row, the others from a16
-    let mut init = bias.map(|_| &b16[..uh]);
-    for group in terms.chunks(MAX_TERMS) {
-        let mut t16: [(&Packed<u16>, &[u16], usize); MAX_TERMS] = [(h0, &z16[..0], 0); MAX_TERMS];
-        let mut n = 0;
-        for t in group {
-            let k = t.w.k;
-            if k > 0 {
-                t16[n] = (binary16(t.w), &z16[at..at + ns * k], k);
-                n += 1;
-            }
-            at += ns * k;
+    let offsets = terms.iter().scan(0, |at, t| {
+        let a = *at;
+        *at += ns * t.w.k;
+        Some(a)
+    });
+    let t16 = terms.iter().zip(offsets).filter(|(t, _)| t.w.k > 0).map(|(t, at)| (binary16(t.w), &z16[at..at + ns * t.w.k], t.w.k));
+    tiles(bias.map(|_| &b16[..uh]), t16, ns, a16, fma);
+    // (without acc, a16 is the caller's binary16 result)
+    if let Some(acc) = acc {
+        for s in 0..ns {
+            from_bits(&a16[s * uh..s * uh + up], &mut acc[s * up..(s + 1) * up]);
         }
-        if n == 0 {
-            continue;
+    }
+}
+
+/// b16 = the binary16 bits of the bias row (f16 values in f32 lanes), zero-padded. (Apart
+/// from `affine_bits`, which has no target features: its intrinsics would be calls.)
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512fp16,avx2,avx")]
+unsafe fn bias_bits(bias: &[f32], b16: &mut [u16]) {
+    to_bits(bias, &mut b16[..bias.len()]);
+    b16[bias.len()..].fill(0);
+}
+
+/// a16 (ns rows of the binary16 width) = the terms' products from `init` (the bias row), or
+/// added to a16 as it stands (None): at most MAX_TERMS terms per pass, more continuing from
+/// a16; the bias alone when there is no term.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512fp16,avx2,avx")]
+unsafe fn tiles<'a>(mut init: Option<&[u16]>, mut t16: impl Iterator<Item = (&'a Packed<u16>, &'a [u16], usize)>, ns: usize, a16: &mut [u16], fma: bool) {
+    // (groups in a fixed array: no allocation per call, which batch 1 makes every tick)
+    while let Some(first) = t16.next() {
+        let mut group = [first; MAX_TERMS];
+        let mut n = 1;
+        while n < MAX_TERMS {
+            let Some(t) = t16.next() else { break };
+            group[n] = t;
+            n += 1;
         }
-        let (all, ap, t16) = (0..uh / pw, a16.as_mut_ptr(), &t16[..n]);
+        let group = &group[..n];
+        let (uh, pw) = (group[0].0.up, group[0].0.pw);
+        assert!(a16.len() >= ns * uh);
+        let (all, ap) = (0..uh / pw, a16.as_mut_ptr());
         match (pw == L, fma) {
-            (true, false) => drive_terms::<F16, 1, false>(init, t16, ns, ap, None, all),
-            (false, false) => drive_terms::<F16, 2, false>(init, t16, ns, ap, None, all),
-            (true, true) => drive_terms::<F16, 1, true>(init, t16, ns, ap, None, all),
-            (false, true) => drive_terms::<F16, 2, true>(init, t16, ns, ap, None, all),
+            (true, false) => drive_terms::<F16, 1, false>(init, group, ns, ap, None, all),
+            (false, false) => drive_terms::<F16, 2, false>(init, group, ns, ap, None, all),
+            (true, true) => drive_terms::<F16, 1, true>(init, group, ns, ap, None, all),
+            (false, true) => drive_terms::<F16, 2, true>(init, group, ns, ap, None, all),
         }
         init = None;
     }
     if let Some(b) = init {
         // no term with k > 0: the result is the bias row
+        let uh = b.len();
         for s in 0..ns {
             a16[s * uh..(s + 1) * uh].copy_from_slice(b);
-        }
-    }
-    // (without acc, a16 is the caller's binary16 result)
-    if let Some(acc) = acc {
-        for s in 0..ns {
-            from_bits(&a16[s * uh..s * uh + up], &mut acc[s * up..(s + 1) * up]);
         }
     }
 }

@@ -249,6 +249,27 @@ pub fn affine_binary16<C: 'static>(bias: &[C], terms: &[Term<'_, C>], ns: usize,
     let _ = (bias, out, fma);
 }
 
+/// `affine_binary16` with every term's z rows in binary16 already: (packing, rows, row
+/// stride) per term (f16 inputs as given, or states kept in binary16), so that no row is
+/// converted in or out.
+pub fn affine_bits<C: 'static>(bias: &[C], terms: &[(&Packed<C>, &[u16], usize)], ns: usize, out: &mut [u16], fma: bool) {
+    assert!(native_f16(), "affine_bits without the native f16 tile");
+    if ns == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut t = [(x86::cast::<C, f32>(terms[0].0), terms[0].1, terms[0].2); 4];
+        assert!(terms.len() <= t.len(), "affine_bits takes at most 4 terms");
+        for (d, &(p, z, ldz)) in t.iter_mut().zip(terms) {
+            *d = (x86::cast(p), z, ldz);
+        }
+        tile_f16::affine_bits(crate::sim::same_type::slice(bias), &t[..terms.len()], ns, out, fma);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (bias, terms, out, fma);
+}
+
 /// The row stride, in binary16 values, of `affine_binary16`'s result for maps of `p`.
 pub fn binary16_width<C: 'static>(p: &Packed<C>) -> usize {
     #[cfg(target_arch = "x86_64")]
