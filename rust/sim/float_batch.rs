@@ -199,10 +199,9 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     let x16 = x16.filter(|_| bits.is_some());
     let mut h16 = vec![0u16; if x16.is_some() { 2 * ns * d } else { 0 }];
     if x16.is_some() {
-        for s in 0..ns {
-            for (b, v) in h16[s * d..(s + 1) * d].iter_mut().zip(&ring[s * up..s * up + d]) {
-                *b = half::f16::from_f32(same_type::slice::<F::C, f32>(std::slice::from_ref(v))[0]).to_bits();
-            }
+        let starts = same_type::slice::<F::C, f32>(&ring[..len]);
+        for (h, row) in h16.chunks_exact_mut(d).zip(starts.chunks_exact(up)) {
+            h.iter_mut().zip(&row[..d]).for_each(|(b, &v)| *b = half::f16::from_f32(v).to_bits());
         }
     }
     let longest = lens.iter().copied().max().unwrap_or(0);

@@ -118,8 +118,8 @@ fn affine_equals_the_bias_then_each_term_in_order_bit_for_bit() {
     }
 }
 
-/// `affine_binary16` gives `affine::<f16>`'s rows as binary16 bits, for the cases above,
-/// other z strides and an empty block.
+/// `affine_binary16` (and `affine_bits`, from binary16 z rows) gives `affine::<f16>`'s rows
+/// as binary16 bits, for the cases above, other z strides and an empty block.
 #[test]
 fn affine_binary16_equals_affine_of_f16_bit_for_bit() {
     if !native_f16() {
@@ -144,10 +144,16 @@ fn affine_binary16_equals_affine_of_f16_bit_for_bit() {
             let uh = binary16_width(&packs[0]);
             let mut got = vec![0xffffu16; ns * uh];
             affine_binary16(&bias, &terms, ns, &mut got, fma);
+            // and `affine_bits`, from the z rows' binary16 bits
+            let z16: Vec<Vec<u16>> = zs.iter().map(|z| z.iter().map(|&v| f16::from_f32(v).to_bits()).collect()).collect();
+            let bit_terms: Vec<(&Packed<f32>, &[u16], usize)> = (0..ks.len()).map(|i| (&packs[i], &z16[i][..], ldz[i])).collect();
+            let mut from_bits = vec![0xffffu16; ns * uh];
+            affine_bits(&bias, &bit_terms, ns, &mut from_bits, fma);
             for si in 0..ns {
                 for i in 0..units {
                     let w = f16::from_f32(want[si * up + i]).to_bits();
                     assert_eq!(got[si * uh + i], w, "ks {ks:?} units {units} ns {ns} fma {fma}: seq {si} unit {i}");
+                    assert_eq!(from_bits[si * uh + i], w, "affine_bits, ks {ks:?} units {units} ns {ns} fma {fma}: seq {si} unit {i}");
                 }
             }
         }

@@ -175,7 +175,7 @@ fn add_gates<F: LaneFormat, const V512: bool>(rows: &GateRows<'_, F::C>, hsz: us
 #[cfg(target_arch = "x86_64")]
 mod v512 {
     use super::{GateRows, Sums};
-    use crate::sim::cells::gated_half_avx512::{self as hv, Binary16, F32Sums, Lanes, Read};
+    use crate::sim::cells::gated_half_avx512::{Binary16, F32Sums, Lanes, Read};
     use crate::sim::same_type;
 
     /// The f32 lanes of rows of a half format (C is f32).
@@ -213,16 +213,8 @@ mod v512 {
             let (gi, gh) = (&gi[s * rows.stride_i..], &gh[s * rows.stride_h..]);
             for &(r, q) in map {
                 let (dst, a, b) = (&mut pre[r * hs + s * hsz..r * hs + (s + 1) * hsz], &gi[q * hsz..(q + 1) * hsz], &gh[q * hsz..(q + 1) * hsz]);
-                // SAFETY: called from the AVX-512 bodies (V512), on a CPU with AVX-512
-                // (`cpu::avx512`, checked by the dispatch; binary16 rows only where the
-                // native f16 tile ran: AVX512-FP16); the slices are as long as dst.
-                unsafe {
-                    if bf {
-                        hv::op_rows::<true, false, A, B>(dst, a, b)
-                    } else {
-                        hv::op_rows::<false, false, A, B>(dst, a, b)
-                    }
-                }
+                // (binary16 rows only where the native f16 tile ran: AVX512-FP16)
+                half_loop!(bf, op_rows[false, A, B](dst, a, b));
             }
         }
     }
@@ -238,14 +230,7 @@ mod v512 {
     fn gru_n_with<GI: Read, GH: Read>(bf: bool, rows: &GateRows<'_, impl Sized>, hsz: usize, rz: &[f32], n: &mut [f32], gi: &[GI::E], gh: &[GH::E]) {
         for (s, n) in n.chunks_exact_mut(hsz).enumerate() {
             let (r, gh, gi) = (&rz[s * hsz..(s + 1) * hsz], &gh[s * rows.stride_h + 2 * hsz..][..hsz], &gi[s * rows.stride_i + 2 * hsz..][..hsz]);
-            // SAFETY: as in `add_with`.
-            unsafe {
-                if bf {
-                    hv::mul_add_rows::<true, GH, GI>(n, r, gh, gi)
-                } else {
-                    hv::mul_add_rows::<false, GH, GI>(n, r, gh, gi)
-                }
-            }
+            half_loop!(bf, mul_add_rows[GH, GI](n, r, gh, gi));
         }
     }
 }
