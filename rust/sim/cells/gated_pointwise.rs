@@ -42,39 +42,59 @@ use crate::sim::same_type;
 #[cfg(target_arch = "x86_64")]
 use crate::sim::cells::gated_half_avx512::Lanes;
 
-/// Some(true) for bf16, Some(false) for f16 (with their own sums or f32 sums: f32 lanes,
-/// rounded by `round_lanes`), None for f32 and f64: which rounding the AVX-512 loops of
-/// `gated_half_avx512` apply.
-fn half_rounding<F: LaneFormat>() -> Option<bool> {
+/// `rows` rows of `cols` values for the AVX-512 loops of the half formats
+/// (`gated_half_avx512`): an operand's row j at its pointer + j·(its stride), both in
+/// elements.
+#[derive(Clone, Copy)]
+pub struct Grid {
+    pub rows: usize,
+    pub cols: usize,
+}
+
+/// The arithmetic of a half format's AVX-512 loops (`gated_half_avx512`): bf16 or f16 in
+/// f32 lanes, each result rounded there, or f16 in binary16 registers (the bodies compiled
+/// with AVX512-FP16: `FP16`).
+#[derive(Clone, Copy)]
+enum Half {
+    Bf16,
+    F16,
+    F16Native,
+}
+
+/// The loops' arithmetic for F in a body with (`FP16`) or without AVX512-FP16; None for f32
+/// and f64 (with their own sums or f32 sums, the half formats' lanes are f32 either way).
+fn half_mode<F: LaneFormat, const FP16: bool>() -> Option<Half> {
     match F::ROUNDING {
-        Rounding::Bf16 => Some(true),
-        Rounding::F16 => Some(false),
+        Rounding::Bf16 => Some(Half::Bf16),
+        Rounding::F16 if FP16 => Some(Half::F16Native),
+        Rounding::F16 => Some(Half::F16),
         Rounding::F32 | Rounding::F64 => None,
     }
 }
 
-/// `$f::<true, G>(args)` for bf16 (`$bf` true), `$f::<false, G>(args)` for f16 (`$f[G](args)`,
-/// G optional): a `gated_half_avx512` loop on f32 lanes.
+/// `$f::<A, G>(args)` with the loops' arithmetic A of the mode (`Half`; G optional): a
+/// `gated_half_avx512` loop on f32 lanes.
 #[cfg(target_arch = "x86_64")]
 macro_rules! half_loop {
-    ($bf:expr, $f:ident $([$($g:tt),*])? ($($arg:expr),*)) => {{
+    ($mode:expr, $f:ident $([$($g:tt),*])? ($($arg:expr),*)) => {{
         use crate::sim::cells::gated_half_avx512 as hv;
         // SAFETY: called only from the AVX-512 bodies (V512), on a CPU with AVX-512
-        // (`cpu::avx512`, checked by the dispatch); the slices are the passes' own.
+        // (`cpu::avx512`, checked by the dispatch), F16Native only from those compiled
+        // with AVX512-FP16 (`cpu::avx512_fp16`, checked too); the slices are the passes' own.
         unsafe {
-            if $bf {
-                hv::$f::<true $(, $($g),*)?>($($arg),*)
-            } else {
-                hv::$f::<false $(, $($g),*)?>($($arg),*)
+            match $mode {
+                Half::Bf16 => hv::$f::<hv::Bf16 $(, $($g),*)?>($($arg),*),
+                Half::F16 => hv::$f::<hv::F16 $(, $($g),*)?>($($arg),*),
+                Half::F16Native => hv::$f::<hv::F16Native $(, $($g),*)?>($($arg),*),
             }
         }
     }};
 }
 #[cfg(not(target_arch = "x86_64"))]
 macro_rules! half_loop {
-    ($bf:expr, $f:ident $([$($g:tt),*])? ($($arg:expr),*)) => {{
+    ($mode:expr, $f:ident $([$($g:tt),*])? ($($arg:expr),*)) => {{
         // (never reached: only the x86-64 `_avx512` bodies pass V512)
-        let _ = ($bf, $($arg),*);
+        let _ = ($mode, $($arg),*);
         debug_assert!(false, "the AVX-512 bodies (V512) are x86-64's");
     }};
 }
@@ -153,10 +173,10 @@ pub fn regions(kind: GatedKind) -> usize {
 /// pre[region r][s·H + u] = gi[s][block q·H + u] + gh[s][block q·H + u] for (r, q) in `map`.
 /// (With `V512`, a half format's sums are rounded as they are made: `gated_half_avx512`.)
 #[inline(always)]
-fn add_gates<F: LaneFormat, const V512: bool>(rows: &GateRows<'_, F::C>, hsz: usize, map: &[(usize, usize)], pre: &mut [F::C]) {
+fn add_gates<F: LaneFormat, const V512: bool, const FP16: bool>(rows: &GateRows<'_, F::C>, hsz: usize, map: &[(usize, usize)], pre: &mut [F::C]) {
     let hs = rows.ns * hsz;
-    if let (true, Some(bf)) = (V512, half_rounding::<F>()) {
-        return v512::add_gates(bf, rows, hsz, map, same_type::slice_mut::<F::C, f32>(pre));
+    if let (true, Some(mode)) = (V512, half_mode::<F, FP16>()) {
+        return v512::add_gates(mode, rows, hsz, map, same_type::slice_mut::<F::C, f32>(pre));
     }
     let (gi, gh) = (rows.gi.lanes(), rows.gh.lanes());
     for s in 0..rows.ns {
@@ -174,8 +194,10 @@ fn add_gates<F: LaneFormat, const V512: bool>(rows: &GateRows<'_, F::C>, hsz: us
 /// loops: one monomorphic loop per pair of row forms (`Sums`) the lock-step batch makes.
 #[cfg(target_arch = "x86_64")]
 mod v512 {
-    use super::{GateRows, Sums};
+    use super::{GateRows, Half, Sums};
+    use super::{at, at_mut};
     use crate::sim::cells::gated_half_avx512::{Binary16, F32Sums, Lanes, Read};
+    use super::Grid;
     use crate::sim::same_type;
 
     /// The f32 lanes of rows of a half format (C is f32).
@@ -198,53 +220,69 @@ mod v512 {
         };
     }
 
-    /// `gated_pointwise::add_gates` for a half format (`bf`: bf16, else f16). (Inlined into
+    /// `gated_pointwise::add_gates` for a half format (`mode`: its loops' arithmetic). (Inlined into
     /// the AVX-512 bodies, as everything here: compiled apart, without their target
     /// features, each intrinsic was a call.)
     #[inline(always)]
-    pub(super) fn add_gates<C: 'static>(bf: bool, rows: &GateRows<'_, C>, hsz: usize, map: &[(usize, usize)], pre: &mut [f32]) {
-        by_forms!(rows, add_with(bf, rows, hsz, map, pre))
+    pub(super) fn add_gates<C: 'static>(mode: Half, rows: &GateRows<'_, C>, hsz: usize, map: &[(usize, usize)], pre: &mut [f32]) {
+        by_forms!(rows, add_with(mode, rows, hsz, map, pre))
     }
 
     #[inline(always)]
-    fn add_with<A: Read, B: Read>(bf: bool, rows: &GateRows<'_, impl Sized>, hsz: usize, map: &[(usize, usize)], pre: &mut [f32], gi: &[A::E], gh: &[B::E]) {
-        let hs = rows.ns * hsz;
-        for s in 0..rows.ns {
-            let (gi, gh) = (&gi[s * rows.stride_i..], &gh[s * rows.stride_h..]);
-            for &(r, q) in map {
-                let (dst, a, b) = (&mut pre[r * hs + s * hsz..r * hs + (s + 1) * hsz], &gi[q * hsz..(q + 1) * hsz], &gh[q * hsz..(q + 1) * hsz]);
-                // (binary16 rows only where the native f16 tile ran: AVX512-FP16)
-                half_loop!(bf, op_rows[false, A, B](dst, a, b));
-            }
+    fn add_with<A: Read, B: Read>(mode: Half, rows: &GateRows<'_, impl Sized>, hsz: usize, map: &[(usize, usize)], pre: &mut [f32], gi: &[A::E], gh: &[B::E]) {
+        let g = Grid { rows: rows.ns, cols: hsz };
+        for &(r, q) in map {
+            // (binary16 rows only where the native f16 tile ran: AVX512-FP16)
+            let (d, a, b) = (at_mut(pre, r * g.rows * hsz, hsz, g), at(gi, q * hsz, rows.stride_i, g), at(gh, q * hsz, rows.stride_h, g));
+            half_loop!(mode, op_rows[false, A, B](g, d, a, b));
         }
     }
 
     /// The GRU's n = R(R(r·gh_n) + gi_n) for every sequence of the block (`rz`: the
     /// activated r gates first, ns·H).
     #[inline(always)]
-    pub(super) fn gru_n<C: 'static>(bf: bool, rows: &GateRows<'_, C>, hsz: usize, rz: &[f32], n: &mut [f32]) {
-        by_forms!(rows, gru_n_with(bf, rows, hsz, rz, n))
+    pub(super) fn gru_n<C: 'static>(mode: Half, rows: &GateRows<'_, C>, hsz: usize, rz: &[f32], n: &mut [f32]) {
+        by_forms!(rows, gru_n_with(mode, rows, hsz, rz, n))
     }
 
     #[inline(always)]
-    fn gru_n_with<GI: Read, GH: Read>(bf: bool, rows: &GateRows<'_, impl Sized>, hsz: usize, rz: &[f32], n: &mut [f32], gi: &[GI::E], gh: &[GH::E]) {
-        for (s, n) in n.chunks_exact_mut(hsz).enumerate() {
-            let (r, gh, gi) = (&rz[s * hsz..(s + 1) * hsz], &gh[s * rows.stride_h + 2 * hsz..][..hsz], &gi[s * rows.stride_i + 2 * hsz..][..hsz]);
-            half_loop!(bf, mul_add_rows[GH, GI](n, r, gh, gi));
-        }
+    fn gru_n_with<GI: Read, GH: Read>(mode: Half, rows: &GateRows<'_, impl Sized>, hsz: usize, rz: &[f32], n: &mut [f32], gi: &[GI::E], gh: &[GH::E]) {
+        let g = Grid { rows: rows.ns, cols: hsz };
+        let (d, r) = (at_mut(n, 0, hsz, g), at(rz, 0, hsz, g));
+        let (gh, gi) = (at(gh, 2 * hsz, rows.stride_h, g), at(gi, 2 * hsz, rows.stride_i, g));
+        half_loop!(mode, mul_add_rows[GH, GI](g, d, r, gh, gi));
     }
 }
 
 /// (Never reached: only the x86-64 `_avx512` bodies pass V512.)
 #[cfg(not(target_arch = "x86_64"))]
 mod v512 {
-    use super::GateRows;
-    pub(super) fn add_gates<C>(_: bool, _: &GateRows<'_, C>, _: usize, _: &[(usize, usize)], _: &mut [f32]) {
+    use super::{GateRows, Half};
+    pub(super) fn add_gates<C>(_: Half, _: &GateRows<'_, C>, _: usize, _: &[(usize, usize)], _: &mut [f32]) {
         unreachable!("the AVX-512 bodies (V512) are x86-64's")
     }
-    pub(super) fn gru_n<C>(_: bool, _: &GateRows<'_, C>, _: usize, _: &[f32], _: &mut [f32]) {
+    pub(super) fn gru_n<C>(_: Half, _: &GateRows<'_, C>, _: usize, _: &[f32], _: &mut [f32]) {
         unreachable!("the AVX-512 bodies (V512) are x86-64's")
     }
+}
+
+/// F is f16 and the CPU has AVX512-FP16 (and -BW): the bodies whose loops run in binary16.
+#[cfg(target_arch = "x86_64")]
+fn native_f16<F: LaneFormat>() -> bool {
+    matches!(F::ROUNDING, Rounding::F16) && crate::sim::cpu::avx512_fp16()
+}
+
+/// The (pointer, stride) of the grid's rows in s, row j at s[off + j·ld..]: checked to lie
+/// in s, for the AVX-512 loops of the half formats.
+fn at<T>(s: &[T], off: usize, ld: usize, g: Grid) -> (*const T, usize) {
+    assert!(g.rows == 0 || g.cols == 0 || off + (g.rows - 1) * ld + g.cols <= s.len(), "a grid of rows outside its slice");
+    (s.as_ptr().wrapping_add(off), ld)
+}
+
+/// [`at`] for a grid that is written.
+fn at_mut<T>(s: &mut [T], off: usize, ld: usize, g: Grid) -> (*mut T, usize) {
+    assert!(g.rows == 0 || g.cols == 0 || off + (g.rows - 1) * ld + g.cols <= s.len(), "a grid of rows outside its slice");
+    (s.as_mut_ptr().wrapping_add(off), ld)
 }
 
 /// The element ranges of the active sequences (one range when all are; no allocation).
@@ -352,8 +390,13 @@ fn op_in_place<F: LaneFormat, const OP: u8>(d: &mut [F::C], b: &[F::C]) {
 #[allow(clippy::too_many_arguments)]
 pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
     #[cfg(target_arch = "x86_64")]
-    if crate::sim::cpu::avx512() {
+    if native_f16::<F>() {
         // SAFETY: the CPU has the features the function is compiled for (checked).
+        return unsafe { lstm_block_fp16(g, rows, pre, h, c, active, added) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx512() {
+        // SAFETY: as above.
         return unsafe { lstm_block_avx512(g, rows, pre, h, c, active, added) };
     }
     #[cfg(target_arch = "x86_64")]
@@ -361,33 +404,41 @@ pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, 
         // SAFETY: as above.
         return unsafe { lstm_block_avx2(g, rows, pre, h, c, active, added) };
     }
-    lstm_block_body::<F, false>(g, rows, pre, h, c, active, added)
+    lstm_block_body::<F, false, false>(g, rows, pre, h, c, active, added)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn lstm_block_avx512<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
-    lstm_block_body::<F, true>(g, rows, pre, h, c, active, added)
+    lstm_block_body::<F, true, false>(g, rows, pre, h, c, active, added)
+}
+
+/// f16 with AVX512-FP16: its loops in binary16 (`gated_half_avx512::F16Native`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512fp16,avx2,avx,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn lstm_block_fp16<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
+    lstm_block_body::<F, true, true>(g, rows, pre, h, c, active, added)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx,fma")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn lstm_block_avx2<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
-    lstm_block_body::<F, false>(g, rows, pre, h, c, active, added)
+    lstm_block_body::<F, false, false>(g, rows, pre, h, c, active, added)
 }
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
+fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool, const FP16: bool>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
     let (hsz, ns) = (g.hidden, rows.ns);
     let hs = ns * hsz;
     let double = g.kind == GatedKind::DoublingLstm;
     let map = added_gates(g.kind);
     let nsig = map.len() - 1;
     if !added {
-        add_gates::<F, V512>(rows, hsz, map, pre);
+        add_gates::<F, V512, FP16>(rows, hsz, map, pre);
     }
     activate::<F>(g.gate, &mut pre[..nsig * hs]);
     activate::<F>(g.candidate, &mut pre[nsig * hs..(nsig + 1) * hs]);
@@ -407,9 +458,9 @@ fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, r
             cell_rows(c, ig, &f[r.clone()], &i[r]);
             continue;
         }
-        if let (true, false, Some(bf)) = (V512, double, half_rounding::<F>()) {
+        if let (true, false, Some(mode)) = (V512, double, half_mode::<F, FP16>()) {
             // a half format with AVX-512: one loop, each rounding in registers
-            half_loop!(bf, cell_rows(same_type::slice_mut::<F::C, f32>(c), same_type::slice_mut::<F::C, f32>(ig), same_type::slice::<F::C, f32>(&f[r.clone()]), same_type::slice::<F::C, f32>(&i[r])));
+            half_loop!(mode, cell_rows(same_type::slice_mut::<F::C, f32>(c), same_type::slice_mut::<F::C, f32>(ig), same_type::slice::<F::C, f32>(&f[r.clone()]), same_type::slice::<F::C, f32>(&i[r])));
             continue;
         }
         if double {
@@ -426,8 +477,10 @@ fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, r
     activate::<F>(g.output, cand);
     // h' = o · act(c')
     for r in ranges {
-        if let (true, Some(bf)) = (V512, half_rounding::<F>()) {
-            half_loop!(bf, op_rows[true, Lanes, Lanes](same_type::slice_mut::<F::C, f32>(&mut h[r.clone()]), same_type::slice::<F::C, f32>(&o[r.clone()]), same_type::slice::<F::C, f32>(&cand[r])));
+        if let (true, Some(mode)) = (V512, half_mode::<F, FP16>()) {
+            let g = Grid { rows: 1, cols: r.len() };
+            let (d, a, b) = (at_mut(same_type::slice_mut::<F::C, f32>(h), r.start, 0, g), at(same_type::slice::<F::C, f32>(o), r.start, 0, g), at(same_type::slice::<F::C, f32>(cand), r.start, 0, g));
+            half_loop!(mode, op_rows[true, Lanes, Lanes](g, d, a, b));
             continue;
         }
         op2::<F, MUL>(&mut h[r.clone()], &o[r.clone()], &cand[r]);
@@ -439,8 +492,13 @@ fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, r
 /// (Compiled for AVX-512 and for AVX2 + FMA, as `lstm_block`.)
 pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     #[cfg(target_arch = "x86_64")]
-    if crate::sim::cpu::avx512() {
+    if native_f16::<F>() {
         // SAFETY: the CPU has the features the function is compiled for (checked).
+        return unsafe { gru_block_fp16(g, rows, pre, h, active, added) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx512() {
+        // SAFETY: as above.
         return unsafe { gru_block_avx512(g, rows, pre, h, active, added) };
     }
     #[cfg(target_arch = "x86_64")]
@@ -448,35 +506,42 @@ pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F
         // SAFETY: as above.
         return unsafe { gru_block_avx2(g, rows, pre, h, active, added) };
     }
-    gru_block_body::<F, false>(g, rows, pre, h, active, added)
+    gru_block_body::<F, false, false>(g, rows, pre, h, active, added)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 unsafe fn gru_block_avx512<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
-    gru_block_body::<F, true>(g, rows, pre, h, active, added)
+    gru_block_body::<F, true, false>(g, rows, pre, h, active, added)
+}
+
+/// f16 with AVX512-FP16, as [`lstm_block_fp16`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512fp16,avx2,avx,fma")]
+unsafe fn gru_block_fp16<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
+    gru_block_body::<F, true, true>(g, rows, pre, h, active, added)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx,fma")]
 unsafe fn gru_block_avx2<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
-    gru_block_body::<F, false>(g, rows, pre, h, active, added)
+    gru_block_body::<F, false, false>(g, rows, pre, h, active, added)
 }
 
 #[inline(always)]
-fn gru_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
+fn gru_block_body<F: LaneFormat + Scalar, const V512: bool, const FP16: bool>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     let (hsz, ns) = (g.hidden, rows.ns);
     let hs = ns * hsz;
     if !added {
-        add_gates::<F, V512>(rows, hsz, added_gates(g.kind), pre);
+        add_gates::<F, V512, FP16>(rows, hsz, added_gates(g.kind), pre);
     }
     activate::<F>(g.gate, &mut pre[..2 * hs]);
     let (rz, n) = pre.split_at_mut(2 * hs);
     let n = &mut n[..hs];
     // n = act(gi_n + (r·gh_n))
-    if let (true, Some(bf)) = (V512, half_rounding::<F>()) {
+    if let (true, Some(mode)) = (V512, half_mode::<F, FP16>()) {
         // a half format with AVX-512: n = R(R(r·gh) + gi) in one loop per sequence
-        v512::gru_n(bf, rows, hsz, same_type::slice::<F::C, f32>(rz), same_type::slice_mut::<F::C, f32>(n));
+        v512::gru_n(mode, rows, hsz, same_type::slice::<F::C, f32>(rz), same_type::slice_mut::<F::C, f32>(n));
     } else if matches!(F::ROUNDING, Rounding::F32 | Rounding::F64) {
         // lanes of the format itself (no rounding pass): both operations in one loop per
         // sequence (two passes over the block cost twice the loop overhead of hsz-long
@@ -507,8 +572,8 @@ fn gru_block_body<F: LaneFormat + Scalar, const V512: bool>(g: &GatedPlan<F>, ro
             state_rows(h, &n[r.clone()], &z[r]);
             continue;
         }
-        if let (true, Some(bf)) = (V512, half_rounding::<F>()) {
-            half_loop!(bf, state_rows(same_type::slice_mut::<F::C, f32>(h), same_type::slice::<F::C, f32>(&n[r.clone()]), same_type::slice::<F::C, f32>(&z[r])));
+        if let (true, Some(mode)) = (V512, half_mode::<F, FP16>()) {
+            half_loop!(mode, state_rows(same_type::slice_mut::<F::C, f32>(h), same_type::slice::<F::C, f32>(&n[r.clone()]), same_type::slice::<F::C, f32>(&z[r])));
             continue;
         }
         op_in_place::<F, ADD_NEG>(h, &n[r.clone()]);
