@@ -62,6 +62,36 @@ pub unsafe fn round_f16_grid(x: __m512) -> __m512 {
     _mm512_cvtph_ps(_mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x))
 }
 
+/// [`round_f16`] (x to the binary16 grid, NaN kept) sooner: a batch-1 tick waits
+/// for each rounding in turn, and the conversion to binary16 and back takes ~14 cycles
+/// where 4 integer operations on x's bits do: round to nearest even at bit 13 (add 0xfff
+/// and the kept part's last bit, clear the 13 bits; a carry moves into the exponent as it
+/// should). That is the binary16 rounding where its result is a normal binary16 value:
+/// |x| in [2^−14, 65520). The other lanes (zeros, subnormal results, overflows to ±inf,
+/// infinities, NaNs) are `round_f16`'s, in a branch that is rarely taken (one range test,
+/// off the lanes' dependent chain). For the batch-1 kernel of f16 with f32 sums
+/// (`gated_single_vectors::V512h`).
+///
+/// # Safety
+/// As [`round_bf16`].
+#[inline(always)]
+pub unsafe fn round_f16_soon(x: __m512) -> __m512 {
+    let b = _mm512_castps_si512(x);
+    let odd = _mm512_and_si512(_mm512_srli_epi32::<13>(b), _mm512_set1_epi32(1));
+    let r = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0xfff)), odd), _mm512_set1_epi32(!0x1fff));
+    // |x| − 2^−14 ≥ 65520 − 2^−14 as unsigned bits: outside [2^−14, 65520)
+    const LO: i32 = 0x3880_0000;
+    const HI: i32 = 0x477f_f000;
+    let abs = _mm512_and_si512(b, _mm512_set1_epi32(i32::MAX));
+    let other = _mm512_cmpge_epu32_mask(_mm512_sub_epi32(abs, _mm512_set1_epi32(LO)), _mm512_set1_epi32(HI - LO));
+    let r = _mm512_castsi512_ps(r);
+    if other == 0 {
+        r
+    } else {
+        _mm512_mask_blend_ps(other, r, round_f16(x))
+    }
+}
+
 /// `round_f16` or `round_bf16` (`BF`) over a slice, in place, the last partial vector masked.
 ///
 /// # Safety
@@ -157,12 +187,13 @@ mod tests {
     use crate::sim::lanes::{round_bf16_in_f32, round_f16_in_f32};
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq")]
-    unsafe fn both(xs: &[f32; 16]) -> ([f32; 16], [f32; 16]) {
+    unsafe fn both(xs: &[f32; 16]) -> ([f32; 16], [f32; 16], [f32; 16]) {
         let v = _mm512_loadu_ps(xs.as_ptr());
-        let (mut h, mut b) = ([0f32; 16], [0f32; 16]);
+        let (mut h, mut b, mut soon) = ([0f32; 16], [0f32; 16], [0f32; 16]);
         _mm512_storeu_ps(h.as_mut_ptr(), round_f16(v));
         _mm512_storeu_ps(b.as_mut_ptr(), round_bf16(v));
-        (h, b)
+        _mm512_storeu_ps(soon.as_mut_ptr(), round_f16_soon(v));
+        (h, b, soon)
     }
 
     #[target_feature(enable = "avx2,avx,f16c")]
@@ -256,18 +287,27 @@ mod tests {
             return;
         }
         let mut s = 0x1234_5678_9abc_def0u64;
+        // the ends of `round_f16_soon`'s range: 2^−14 and 65520 (a tie that rounds to
+        // +inf) and the f32s beside them, ±
+        let edges = [0x3880_0000u32, 0x4780_0000 - 0x1000, 0x477f_e000, 0x0000_0001, 0x7f80_0000, 0x7fc0_0001, 0x7f80_0001, 0];
         for i in 0..200_000u32 {
             let mut xs = [0f32; 16];
-            for x in xs.iter_mut() {
+            for (j, x) in xs.iter_mut().enumerate() {
                 s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let bits = (s >> 32) as u32;
-                *x = f32::from_bits(if i % 2 == 0 { bits } else { (bits & 0x87ff_ffff) | 0x3000_0000 });
+                let edge = edges[(bits >> 8) as usize % edges.len()].wrapping_add(bits & 0xff).wrapping_sub(0x80) | (bits & 0x8000_0000);
+                *x = f32::from_bits(match (i as usize + j) % 3 {
+                    0 => bits,
+                    1 => (bits & 0x87ff_ffff) | 0x3000_0000,
+                    _ => edge,
+                });
             }
             // SAFETY: the features were checked above.
-            let (h, b) = unsafe { both(&xs) };
+            let (h, b, soon) = unsafe { both(&xs) };
             for j in 0..16 {
                 let (wh, wb) = (round_f16_in_f32(xs[j]), round_bf16_in_f32(xs[j]));
                 assert!(h[j].to_bits() == wh.to_bits() || (h[j].is_nan() && wh.is_nan()), "f16 {:e}", xs[j]);
+                assert!(soon[j].to_bits() == wh.to_bits() || (soon[j].is_nan() && wh.is_nan()), "f16 soon {:e} ({:#x})", xs[j], xs[j].to_bits());
                 assert!(b[j].to_bits() == wb.to_bits() || (b[j].is_nan() && wb.is_nan()), "bf16 {:e}", xs[j]);
             }
         }

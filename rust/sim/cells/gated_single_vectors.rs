@@ -248,8 +248,8 @@ impl<const BF: bool> V512h<BF> {
     /// x rounded to the half format.
     #[inline(always)]
     unsafe fn rounded(x: __m512) -> Self {
-        use crate::sim::simd_round::{round_bf16, round_f16};
-        V512h(if BF { round_bf16(x) } else { round_f16(x) })
+        use crate::sim::simd_round::{round_bf16, round_f16_soon};
+        V512h(if BF { round_bf16(x) } else { round_f16_soon(x) })
     }
     /// `func` of every lane from its table: index = the lane's half bits (bf16: the top 16
     /// of the f32; f16: `vcvtps2ph`, exact on the grid).
