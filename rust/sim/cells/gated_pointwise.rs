@@ -32,7 +32,9 @@
 //! six passes over the rows and a copy. Measured
 //! (alternating builds, 1 thread, (1024, 1000, 16, 4), M token-steps/s, session 36):
 //! f16 LSTM 8.2–9.4 → 10.4–11.1, f16 GRU 11.5 → 13.3–13.6, bf16 with f32 sums GRU
-//! 12.3–12.6 → 14.0–14.4, LSTM 10.2–10.3 → 11.3–11.7.
+//! 12.3–12.6 → 14.0–14.4, LSTM 10.2–10.3 → 11.3–11.7. For f16 on a CPU with AVX512-FP16 the
+//! bodies are compiled with it too (`*_fp16`), and the loops compute in binary16
+//! (`Half::F16Native`; session 38: f16 with f32 sums, GRU 14.5–15.2 → 17.2–17.9).
 
 use crate::num::scalar::Scalar;
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
