@@ -204,6 +204,11 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             h.iter_mut().zip(&row[..d]).for_each(|(b, &v)| *b = half::f16::from_f32(v).to_bits());
         }
     }
+    // f16 with f32 sums into tanh or σ: the f32 sums go to the table lookup unrounded, as
+    // the index is their conversion to binary16, which is the rounding (`half_tables::apply`;
+    // R(x) converts to the same bits as x, a NaN too, as R keeps it), so the pass that
+    // rounds them after the tiles (`tile_kernel::affine_panels`) is not made: same values
+    let unrounded = unrounded_sums::<F>(plan.activation);
     let longest = lens.iter().copied().max().unwrap_or(0);
     let mut t0 = 0;
     for t in 0..longest {
@@ -219,7 +224,11 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             // one sequence on one thread, a small layer: in registers (`rnn_single`)
             single.tick(x.z, prev, cur, spec.fma);
         } else if team > 1 {
-            affine_split::<F>(&mut [Map { bias: &w.b, terms: &[x, h], ns, out: &mut *cur }], spec.fma, team);
+            if unrounded {
+                affine_split::<F::Sum>(&mut [Map { bias: &w.b, terms: &[x, h], ns, out: &mut *cur }], spec.fma, team);
+            } else {
+                affine_split::<F>(&mut [Map { bias: &w.b, terms: &[x, h], ns, out: &mut *cur }], spec.fma, team);
+            }
             match team.min(ns) {
                 1 => activate_rows(cur),
                 parts => row_parts(cur, up, parts).into_par_iter().for_each(|(_, rows)| activate_rows(rows)),
@@ -233,7 +242,11 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             affine_binary16(&w.b, &[x, h], ns, &mut rows16, spec.fma);
             crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, None);
         } else {
-            affine::<F>(&w.b, &[x, h], ns, cur, spec.fma);
+            if unrounded {
+                affine::<F::Sum>(&w.b, &[x, h], ns, cur, spec.fma);
+            } else {
+                affine::<F>(&w.b, &[x, h], ns, cur, spec.fma);
+            }
             activate_rows(cur);
         }
         if spec.keep.states() && (t + 1 - t0 == chunk || t + 1 == longest) {
@@ -247,6 +260,15 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     }
     kept.zero_from::<F>(out.states, longest);
     Ok(())
+}
+
+/// Whether a SimpleRNN layer of F with `act` takes its sums to the activation unrounded:
+/// f16 with f32 sums (`tile_kernel::f32_sums`) into tanh or σ, whose table lookup converts
+/// each value to binary16, rounding it as the pass after the tiles would. Measured
+/// (alternating builds, 1 thread, (1024, 1000, 16, 4)): perf had put that pass at 10% of
+/// the run.
+fn unrounded_sums<F: LaneFormat>(act: Activation) -> bool {
+    crate::sim::tile_kernel::f32_sums::<F>() && matches!(F::ROUNDING, crate::sim::lanes::Rounding::F16) && matches!(act, Activation::Tanh | Activation::Sigmoid)
 }
 
 /// The table function when a block of F on one thread (`team` 1) takes the native f16
