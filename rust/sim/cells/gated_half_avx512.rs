@@ -43,19 +43,42 @@ use std::arch::x86_64::*;
 /// The arithmetic of a loop: a register of 16 values of the format and its rounded
 /// operations. [`Bf16`] and [`F16`] hold them in f32 lanes and round each result there;
 /// [`F16Native`] holds binary16 and runs `vaddph`/`vmulph` (AVX512-FP16).
+///
+/// # Safety (every method)
+/// The CPU has the arithmetic's features and the caller is compiled with them (AVX-512F;
+/// for [`F16Native`] also AVX512-FP16, -BW and -VL); the masked elements at p[i..] are
+/// readable (`load`, `read`) or writable (`store`).
 pub trait Arith {
     type V: Copy;
     /// Values of the format in f32 lanes (i..i+16 of p, those of the mask; zeros past it).
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn load(m: __mmask16, p: *const f32, i: usize) -> Self::V;
     /// A row of gate sums, as its form `R` holds them.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn read<R: Read>(m: __mmask16, p: *const R::E, i: usize) -> Self::V;
     /// Stores the masked values to p[i..] as f32 lanes.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn store(m: __mmask16, p: *mut f32, i: usize, v: Self::V);
     /// R(a + b)
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
     /// R(a · b)
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
     /// −a (exact)
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn neg(a: Self::V) -> Self::V;
 }
 

@@ -196,10 +196,8 @@ fn add_gates<F: LaneFormat, const V512: bool, const FP16: bool>(rows: &GateRows<
 /// loops: one monomorphic loop per pair of row forms (`Sums`) the lock-step batch makes.
 #[cfg(target_arch = "x86_64")]
 mod v512 {
-    use super::{GateRows, Half, Sums};
-    use super::{at, at_mut};
+    use super::{at, at_mut, GateRows, Grid, Half, Sums};
     use crate::sim::cells::gated_half_avx512::{Binary16, F32Sums, Lanes, Read};
-    use super::Grid;
     use crate::sim::same_type;
 
     /// The f32 lanes of rows of a half format (C is f32).
@@ -222,9 +220,9 @@ mod v512 {
         };
     }
 
-    /// `gated_pointwise::add_gates` for a half format (`mode`: its loops' arithmetic). (Inlined into
-    /// the AVX-512 bodies, as everything here: compiled apart, without their target
-    /// features, each intrinsic was a call.)
+    /// `gated_pointwise::add_gates` for a half format (`mode`: its loops' arithmetic), one
+    /// grid of rows per gate. (Inlined into the AVX-512 bodies, as everything here: compiled
+    /// apart, without their target features, each intrinsic was a call.)
     #[inline(always)]
     pub(super) fn add_gates<C: 'static>(mode: Half, rows: &GateRows<'_, C>, hsz: usize, map: &[(usize, usize)], pre: &mut [f32]) {
         by_forms!(rows, add_with(mode, rows, hsz, map, pre))
@@ -270,7 +268,7 @@ mod v512 {
 
 /// F is f16 and the CPU has AVX512-FP16 (and -BW): the bodies whose loops run in binary16.
 #[cfg(target_arch = "x86_64")]
-fn native_f16<F: LaneFormat>() -> bool {
+fn fp16_bodies<F: LaneFormat>() -> bool {
     matches!(F::ROUNDING, Rounding::F16) && crate::sim::cpu::avx512_fp16()
 }
 
@@ -392,7 +390,7 @@ fn op_in_place<F: LaneFormat, const OP: u8>(d: &mut [F::C], b: &[F::C]) {
 #[allow(clippy::too_many_arguments)]
 pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
     #[cfg(target_arch = "x86_64")]
-    if native_f16::<F>() {
+    if fp16_bodies::<F>() {
         // SAFETY: the CPU has the features the function is compiled for (checked).
         return unsafe { lstm_block_fp16(g, rows, pre, h, c, active, added) };
     }
@@ -494,7 +492,7 @@ fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool, const FP16: bool>(g
 /// (Compiled for AVX-512 and for AVX2 + FMA, as `lstm_block`.)
 pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     #[cfg(target_arch = "x86_64")]
-    if native_f16::<F>() {
+    if fp16_bodies::<F>() {
         // SAFETY: the CPU has the features the function is compiled for (checked).
         return unsafe { gru_block_fp16(g, rows, pre, h, active, added) };
     }
