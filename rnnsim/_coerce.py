@@ -1,7 +1,7 @@
 """Turning user values (ints, Fractions, "p/q" strings, floats, numpy arrays) into the two
-forms the native core accepts: a float64 or float32 ndarray (taken at its exact binary
-values; float32 arrays go as they are, so a dtype="f32" run reads them without a float64
-round trip) or a pair ``(shape, ["p/q", ...])`` of exact strings. Problems are collected,
+forms the native core accepts: a float64, float32 or float16 ndarray (taken at its exact
+binary values; float32 and float16 arrays go as they are, so a dtype="f32" or "f16" run
+reads them without a float64 round trip) or a pair ``(shape, ["p/q", ...])`` of exact strings. Problems are collected,
 never raised one by one.
 """
 
@@ -57,7 +57,7 @@ def _element(value: Any) -> str | None:
 
 def tensor(name: str, value: Any, problems: list[str]) -> Any:
     """Payload for the core, or None after recording why ``value`` cannot be a tensor."""
-    if isinstance(value, np.ndarray) and value.dtype == np.float32:
+    if isinstance(value, np.ndarray) and value.dtype in (np.float32, np.float16):
         return np.ascontiguousarray(value)
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return np.ascontiguousarray(value, dtype=np.float64)

@@ -1,8 +1,9 @@
 """Type stubs for the native module ``rnnsim._core`` (Rust, PyO3).
 
-Tensors cross the boundary in one of two forms: a float64 or float32 ndarray of any memory
-layout (each float taken at its exact binary value; a C-contiguous array is read with one
-copy, and a float32 array run with dtype="f32" needs no conversion) or a pair
+Tensors cross the boundary in one of two forms: a float64, float32 or float16 ndarray of any
+memory layout (each float taken at its exact binary value; a C-contiguous array is read with
+one copy, and a float32 array run with dtype="f32" or a float16 array run with dtype="f16"
+needs no conversion) or a pair
 ``(shape, ["p/q", ...])`` of exact rational strings. The
 Python package (``rnnsim.network``) produces these forms; use it rather than this module.
 """

@@ -1,5 +1,5 @@
-"""The batch engines' input and output paths: float32 arrays read directly (dtype="f32"
-runs get no float64 round trip), arrays of any memory layout (strided, Fortran-ordered,
+"""The batch engines' input and output paths: float32 and float16 arrays read directly
+(dtype="f32" and "f16" runs get no float64 round trip), arrays of any memory layout (strided, Fortran-ordered,
 handed to the core directly), non-finite float32 values reported; gated stacks (LSTM,
 GRU, Doubling-LSTM) with ragged lengths split over many blocks, against single runs."""
 
@@ -53,6 +53,44 @@ def test_float32_inputs_give_the_bits_of_their_float64_values(dtype):
     assert same(cell.run(xs[1], dtype=dtype).states, cell.run(xs[1].astype(np.float64), dtype=dtype).states)
 
 
+@pytest.mark.parametrize("dtype", FORMATS)
+def test_float16_inputs_and_weights_give_the_bits_of_their_float64_values(dtype):
+    rng = np.random.default_rng(11)
+    x16 = rng.normal(size=(7, 9, 3)).astype(np.float16)
+    x16[2, 4, 1] = np.float16(6.0e-8)  # a subnormal binary16
+    lengths = [9, 0, 4, 9, 1, 7, 2]
+    net = simple_net()
+    a = net.run_batch(x16, dtype=dtype, lengths=lengths)
+    b = net.run_batch(x16.astype(np.float64), dtype=dtype, lengths=lengths)
+    for name in ("states", "final", "outputs", "final_outputs"):
+        assert same(getattr(a, name), getattr(b, name)), name
+    for th in (2, 3):
+        assert same(net.run_batch(x16, dtype=dtype, lengths=lengths, threads=th).states, a.states)
+    assert same(net.run(x16[3], dtype=dtype).states, net.run(x16[3].astype(np.float64), dtype=dtype).states)
+    cell = gated_stack(np.random.default_rng(2))
+    xs = rng.normal(size=(5, 4, 3)).astype(np.float16)
+    assert same(cell.run_batch(xs, dtype=dtype).states, cell.run_batch(xs.astype(np.float64), dtype=dtype).states)
+    # weights given as float16 arrays: their values, as from float64
+    w = {k: rng.normal(size=s).astype(np.float16) for k, s in (("V", (4, 4)), ("W", (4, 3)), ("b", (4,)))}
+    n16 = rs.SimpleRNN(**w, activation="sigmoid")
+    n64 = rs.SimpleRNN(**{k: v.astype(np.float64) for k, v in w.items()}, activation="sigmoid")
+    assert same(n16.run_batch(x16, dtype=dtype).states, n64.run_batch(x16, dtype=dtype).states)
+
+
+def test_float16_inputs_run_exactly_as_their_rationals_and_report_non_finite_values():
+    rng = np.random.default_rng(9)
+    net = rs.SimpleRNN(V=q(rng, 3, 3), W=q(rng, 3, 2), b=q(rng, 3), activation="relu")
+    x16 = ((np.arange(12).reshape(2, 3, 2) - 5) / 7).astype(np.float16)
+    a = net.run_batch(x16, dtype="exact")
+    b = net.run_batch(x16.astype(np.float64), dtype="exact")
+    assert np.array_equal(a.states, b.states) and np.array_equal(a.final, b.final)
+    x16[1, 2, 0] = np.nan
+    x16[0, 1, 1] = np.inf
+    with pytest.raises(InvalidInputError) as e:
+        net.run_batch(x16, dtype="f16")
+    assert "x[1, 2, 0] is NaN" in str(e.value) and "x[0, 1, 1] is inf" in str(e.value)
+
+
 def test_float32_inputs_run_exactly_as_their_rationals():
     rng = np.random.default_rng(8)
     net = rs.SimpleRNN(V=q(rng, 3, 3), W=q(rng, 3, 2), b=q(rng, 3), activation="relu")
@@ -62,7 +100,7 @@ def test_float32_inputs_run_exactly_as_their_rationals():
     assert np.array_equal(a.states, b.states) and np.array_equal(a.final, b.final)
 
 
-@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16])
 def test_arrays_of_any_layout_given_to_the_core_read_in_logical_order(dt):
     rng = np.random.default_rng(4)
     base = rng.normal(size=(6, 10, 8)).astype(dt)

@@ -87,6 +87,7 @@ impl PyScalar for Rational {
             Values::Exact(v) => v.clone(),
             Values::F64(v) => v.iter().map(|&x| exact(x)).collect(),
             Values::F32(v) => v.iter().map(|&x| exact(f64::from(x))).collect(),
+            Values::F16(v) => v.iter().map(|&x| exact(f64::from(x))).collect(),
         }
     }
     fn into_vec(t: Tensor) -> Vec<Self> {
