@@ -1,8 +1,8 @@
 """Turning user values (ints, Fractions, "p/q" strings, floats, numpy arrays) into the two
 forms the native core accepts: a float64, float32 or float16 ndarray (taken at its exact
 binary values; float32 and float16 arrays go as they are, so a dtype="f32" or "f16" run
-reads them without a float64 round trip) or a pair ``(shape, ["p/q", ...])`` of exact strings. Problems are collected,
-never raised one by one.
+reads them without a float64 round trip) or a pair ``(shape, ["p/q", ...])`` of exact
+strings. Problems are collected, never raised one by one.
 """
 
 from __future__ import annotations
