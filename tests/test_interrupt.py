@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 import time
 from fractions import Fraction
@@ -13,32 +14,21 @@ import pytest
 import rnnsim as rs
 
 
-class interrupt_after:
-    """Ctrl-C (`_thread.interrupt_main`) after `seconds`, and once more after `again` seconds
-    if the call is still running then: a pending interrupt that lands while the main thread
-    runs a finalizer (a `__del__` called by the garbage collector) is raised inside it and
-    swallowed there ("Exception ignored in ..."), and the run it was meant for would go on
-    (a CI run once grew to 24 GB in the exact case before the OOM killer stopped it). The
-    second interrupt reaches the binding's wait loop, which is all the call is doing by
-    then. Use as a context manager around the call."""
+@pytest.fixture(autouse=True)
+def sigint_handled():
+    """Python's own SIGINT handler for each test: a process started in the background by a
+    non-interactive shell inherits SIGINT ignored, and Python then installs no handler, so
+    `_thread.interrupt_main` does nothing and the runs meant to be stopped go on (a CI
+    started that way grew the exact case to 24 GB before the OOM killer stopped it)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
-    def __init__(self, seconds: float, again: float = 4.0):
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._fire, args=(seconds, again), daemon=True)
 
-    def _fire(self, seconds: float, again: float) -> None:
-        if not self.done.wait(seconds):
-            _thread.interrupt_main()
-            if not self.done.wait(again):
-                _thread.interrupt_main()
-
-    def __enter__(self) -> "interrupt_after":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        self.thread.join()
+def interrupt_after(seconds: float) -> threading.Timer:
+    t = threading.Timer(seconds, _thread.interrupt_main)
+    t.start()
+    return t
 
 
 @pytest.mark.parametrize("kind", ["exact", "batch"])
@@ -51,10 +41,12 @@ def test_ctrl_c_stops_a_long_run(kind):
         net = rs.SimpleRNN(V=np.eye(64) * 0.5, W=np.ones((64, 1)), b=np.zeros(64), activation="tanh")
         x = np.ones((64, 200_000, 1), dtype=np.float32)
         job = lambda: net.run_batch(x, dtype="f32", keep="final")  # noqa: E731
+    timer = interrupt_after(0.5)
     start = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt), interrupt_after(0.5):
+    with pytest.raises(KeyboardInterrupt):
         job()
     elapsed = time.perf_counter() - start
+    timer.join()
     assert elapsed < 10, f"the run kept going for {elapsed:.1f}s after Ctrl-C"
     # still usable afterwards
     assert net.run(np.ones((2, 1)), dtype="f64").states.shape[0] == 3
@@ -64,10 +56,12 @@ def test_ctrl_c_stops_a_long_lstm_batch():
     h = 32
     net = rs.LSTM(np.full((4 * h, 1), 0.01), np.eye(4 * h, h) * 0.1)
     x = np.ones((16, 200_000, 1), dtype=np.float32)
+    timer = interrupt_after(0.5)
     start = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt), interrupt_after(0.5):
+    with pytest.raises(KeyboardInterrupt):
         net.run_batch(x, dtype="f64", keep="final")
     elapsed = time.perf_counter() - start
+    timer.join()
     assert elapsed < 10, f"the run kept going for {elapsed:.1f}s after Ctrl-C"
     assert net.run(np.ones((2, 1)), dtype="f64").states.shape == (3, h)
 
