@@ -12,6 +12,7 @@ use crate::num::exact_vector::ExactVector;
 use crate::num::custom_float::{current_format, Custom};
 use crate::num::float::Float;
 use crate::num::rational::{parse_rational, rational_from_f64};
+use crate::sim::lanes::LaneFormat;
 use crate::sim::recycle;
 use half::{bf16, f16};
 use malachite::base::num::arithmetic::traits::Sign;
@@ -203,7 +204,7 @@ impl Tensor {
         match &self.values {
             Values::F64(v) => v.iter().map(|&x| F::from_f64_rounded(x)).collect(),
             Values::F32(v) => F::from_f32_slice_rounded(v),
-            Values::F16(v) => F::from_f32_slice_rounded(&widened(v)),
+            Values::F16(v) => F::from_f32_slice_rounded(&f16::to_lanes(v)),
             Values::Exact(v) => v.iter().map(F::from_rational).collect(),
         }
     }
@@ -215,19 +216,11 @@ impl Tensor {
             Values::F64(v) => reuse_or_convert(v, |v| v.into_iter().map(F::from_f64_rounded).collect()),
             // an f32 is an f64 exactly; one rounding to F, as from the float64 form
             Values::F32(v) => reuse_or_convert(v, |v| F::from_f32_slice_rounded(&v)),
-            // (an f16 is an f32 exactly: the same one rounding)
-            Values::F16(v) => reuse_or_convert(v, |v| F::from_f32_slice_rounded(&widened(&v))),
+            // (an f16 is an f32 exactly, `LaneFormat::to_lanes`: the same one rounding)
+            Values::F16(v) => reuse_or_convert(v, |v| F::from_f32_slice_rounded(&f16::to_lanes(&v))),
             Values::Exact(v) => v.iter().map(F::from_rational).collect(),
         }
     }
-}
-
-/// f16 values as f32s (exact; `half`'s slice conversion, F16C where the CPU has it).
-fn widened(v: &[f16]) -> Vec<f32> {
-    use half::slice::HalfFloatSliceExt;
-    let mut out = vec![0f32; v.len()];
-    v.convert_to_f32_slice(&mut out);
-    out
 }
 
 /// A Python int from a malachite Integer (small values directly, big ones via bytes).

@@ -38,7 +38,7 @@ use crate::sim::rnn_single::AnyRnn;
 use crate::sim::same_type;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::{BatchSpec, FloatBatch};
-use crate::sim::tile_kernel::{affine, affine_binary16, affine_bits, binary16_width, Packed, Term};
+use crate::sim::tile_kernel::{affine_binary16, affine_bits, binary16_width, Packed, Term};
 use crate::sim::unit_split::{affine_split, row_parts, team_size, Map};
 use rayon::prelude::*;
 use std::any::Any;
@@ -223,16 +223,6 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
         if let Some(single) = single {
             // one sequence on one thread, a small layer: in registers (`rnn_single`)
             single.tick(x.z, prev, cur, spec.fma);
-        } else if team > 1 {
-            if unrounded {
-                affine_split::<F::Sum>(&mut [Map { bias: &w.b, terms: &[x, h], ns, out: &mut *cur }], spec.fma, team);
-            } else {
-                affine_split::<F>(&mut [Map { bias: &w.b, terms: &[x, h], ns, out: &mut *cur }], spec.fma, team);
-            }
-            match team.min(ns) {
-                1 => activate_rows(cur),
-                parts => row_parts(cur, up, parts).into_par_iter().for_each(|(_, rows)| activate_rows(rows)),
-            }
         } else if let (Some(func), Some(x16)) = (bits, x16) {
             let (a, b) = h16.split_at_mut(ns * d);
             let (hp, hc) = if t % 2 == 0 { (&*a, b) } else { (&*b, a) };
@@ -242,12 +232,17 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             affine_binary16(&w.b, &[x, h], ns, &mut rows16, spec.fma);
             crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, None);
         } else {
+            // the team's threads split the units (a team of one: `affine` itself)
+            let map = &mut [Map { bias: &w.b, terms: &[x, h], ns, out: &mut *cur }];
             if unrounded {
-                affine::<F::Sum>(&w.b, &[x, h], ns, cur, spec.fma);
+                affine_split::<F::Sum>(map, spec.fma, team);
             } else {
-                affine::<F>(&w.b, &[x, h], ns, cur, spec.fma);
+                affine_split::<F>(map, spec.fma, team);
             }
-            activate_rows(cur);
+            match team.min(ns) {
+                1 => activate_rows(cur),
+                parts => row_parts(cur, up, parts).into_par_iter().for_each(|(_, rows)| activate_rows(rows)),
+            }
         }
         if spec.keep.states() && (t + 1 - t0 == chunk || t + 1 == longest) {
             flush(&ring, t0, t + 1, &mut out);

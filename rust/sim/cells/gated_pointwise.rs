@@ -272,16 +272,21 @@ fn fp16_bodies<F: LaneFormat>() -> bool {
     matches!(F::ROUNDING, Rounding::F16) && crate::sim::cpu::avx512_fp16()
 }
 
+/// Panics unless the grid's rows, row j at off + j·ld, lie in `len` elements.
+fn check_grid(len: usize, off: usize, ld: usize, g: Grid) {
+    assert!(g.rows == 0 || g.cols == 0 || off + (g.rows - 1) * ld + g.cols <= len, "a grid of rows outside its slice");
+}
+
 /// The (pointer, stride) of the grid's rows in s, row j at s[off + j·ld..]: checked to lie
 /// in s, for the AVX-512 loops of the half formats.
 fn at<T>(s: &[T], off: usize, ld: usize, g: Grid) -> (*const T, usize) {
-    assert!(g.rows == 0 || g.cols == 0 || off + (g.rows - 1) * ld + g.cols <= s.len(), "a grid of rows outside its slice");
+    check_grid(s.len(), off, ld, g);
     (s.as_ptr().wrapping_add(off), ld)
 }
 
 /// [`at`] for a grid that is written.
 fn at_mut<T>(s: &mut [T], off: usize, ld: usize, g: Grid) -> (*mut T, usize) {
-    assert!(g.rows == 0 || g.cols == 0 || off + (g.rows - 1) * ld + g.cols <= s.len(), "a grid of rows outside its slice");
+    check_grid(s.len(), off, ld, g);
     (s.as_mut_ptr().wrapping_add(off), ld)
 }
 
