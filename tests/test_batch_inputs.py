@@ -132,6 +132,39 @@ def test_non_finite_float32_inputs_are_reported_with_their_index():
         net._core.run_batch(x, "f32", None, None, 1, "all")
 
 
+@pytest.mark.parametrize("dtype", FORMATS + ["f16+f32"])
+def test_large_inputs_copied_and_converted_by_the_pool_give_the_same_bits(dtype):
+    """Inputs of at least 2^16 values are copied, checked and rounded in chunks on the run's
+    threads (`sim::parallel_copy`): the same bits on 1 and 2 threads, from every input dtype,
+    as the float64 input rounded by numpy-free single runs of each sequence."""
+    fmt, acc = (dtype.split("+") + [None])[:2]
+    net = simple_net(seed=7)
+    x64 = np.random.default_rng(8).normal(size=(12, 2000, 3))  # 72000 values, 9 chunks
+    runs = {(th, dt): net.run_batch(x64.astype(dt), dtype=fmt, accumulate=acc, threads=th)
+            for th in (1, 2) for dt in (np.float64, np.float32, np.float16)}
+    for dt in (np.float64, np.float32, np.float16):
+        assert same(runs[(1, dt)].states, runs[(2, dt)].states), dt
+        one = net.run(x64[11].astype(dt), dtype=fmt, accumulate=acc)
+        assert same(one.states[1:], runs[(2, dt)].states[11]), dt
+    cell = gated_stack(np.random.default_rng(9))
+    xc = x64[:, :1000].astype(np.float32)
+    a, b = cell.run_batch(xc, dtype=fmt, accumulate=acc, threads=1), cell.run_batch(xc, dtype=fmt, accumulate=acc, threads=2)
+    assert same(a.states, b.states)
+    assert same(cell.run(xc[5], dtype=fmt, accumulate=acc).states[1:], a.states[5])
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16])
+def test_non_finite_values_of_large_inputs_are_found_in_every_chunk(dt):
+    net = simple_net()
+    x = np.zeros((12, 2000, 3), dtype=dt)  # 72000 values: checked in chunks of 8192 on 2 threads
+    x[0, 0, 0], x[5, 1000, 1], x[11, 1999, 2] = np.nan, np.inf, -np.inf
+    for threads in (1, 2):
+        with pytest.raises(InvalidInputError) as e:
+            net.run_batch(x, dtype="f16", threads=threads)
+        msg = str(e.value)
+        assert "x[0, 0, 0] is NaN" in msg and "x[5, 1000, 1] is inf" in msg and "x[11, 1999, 2] is -inf" in msg
+
+
 @pytest.mark.parametrize("dtype", FORMATS)
 def test_gated_stacks_with_ragged_lengths_over_many_blocks_equal_single_runs(dtype):
     rng = np.random.default_rng(6)

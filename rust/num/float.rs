@@ -18,6 +18,7 @@
 //! `custom_float::Custom`, whose values carry their runtime format.
 
 use crate::num::round::{round_f64_in, round_to_f64_in, BinaryFormat};
+use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 use malachite::Rational;
 
@@ -39,10 +40,18 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn from_f32_rounded(v: f32) -> Self {
         Self::from_f64_rounded(f64::from(v))
     }
-    /// `from_f32_rounded` over a slice (the half formats override it with `half`'s bulk
-    /// conversions, vectorised: the same values).
+    /// `from_f32_rounded` over a slice, into `out` (of v's length; the half formats override
+    /// it with `half`'s bulk conversions, vectorised: the same values).
+    fn round_f32_slice_into(v: &[f32], out: &mut [Self]) {
+        for (o, &x) in out.iter_mut().zip(v) {
+            *o = Self::from_f32_rounded(x);
+        }
+    }
+    /// `from_f32_rounded` over a slice (`round_f32_slice_into` a new vector).
     fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> {
-        v.iter().map(|&x| Self::from_f32_rounded(x)).collect()
+        let mut out = vec![Self::zero(); v.len()];
+        Self::round_f32_slice_into(v, &mut out);
+        out
     }
     fn to_f64(self) -> f64;
     /// The exact value (None for ±∞ and NaN).
@@ -156,7 +165,7 @@ impl Float for f16 {
     fn from_f64_rounded(v: f64) -> Self { f16::from_f64(round_f64_in(v, BinaryFormat::F16)) }
     #[inline(always)]
     fn from_f32_rounded(v: f32) -> Self { f16::from_f32(v) }
-    fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> { half_from_f32_slice(v) }
+    fn round_f32_slice_into(v: &[f32], out: &mut [Self]) { out.convert_from_f32_slice(v) }
     fn to_f64(self) -> f64 { f16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { f16::from_f32(self.to_f32() + o.to_f32()) }
@@ -174,24 +183,13 @@ impl Float for bf16 {
     fn from_f64_rounded(v: f64) -> Self { bf16::from_f64(round_f64_in(v, BinaryFormat::BF16)) }
     #[inline(always)]
     fn from_f32_rounded(v: f32) -> Self { bf16::from_f32(v) }
-    fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> { half_from_f32_slice(v) }
+    fn round_f32_slice_into(v: &[f32], out: &mut [Self]) { out.convert_from_f32_slice(v) }
     fn to_f64(self) -> f64 { bf16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { bf16::from_f32(self.to_f32() + o.to_f32()) }
     #[inline(always)]
     fn mul(self, o: Self) -> Self { bf16::from_f32(self.to_f32() * o.to_f32()) }
     fn is_nan(self) -> bool { bf16::is_nan(self) }
-}
-
-/// `half`'s bulk f32 → f16/bf16 conversion (vectorised; the values of `from_f32` one by one).
-fn half_from_f32_slice<T: Copy + Default>(v: &[f32]) -> Vec<T>
-where
-    [T]: half::slice::HalfFloatSliceExt,
-{
-    use half::slice::HalfFloatSliceExt;
-    let mut out = vec![T::default(); v.len()];
-    out.convert_from_f32_slice(v);
-    out
 }
 
 #[cfg(test)]

@@ -52,8 +52,9 @@ impl PyCellNetwork {
 /// arrays of Fractions for exact runs).
 trait PyScalar: Scalar {
     fn from_tensor(t: &Tensor) -> Vec<Self>;
-    /// As `from_tensor`, reusing the tensor's buffer when it can.
-    fn into_vec(t: Tensor) -> Vec<Self>;
+    /// As `from_tensor`, reusing the tensor's buffer when it can, converting on the pool of
+    /// `threads` threads when large (`Tensor::into_format`).
+    fn into_vec(t: Tensor, threads: Option<usize>) -> Vec<Self>;
     fn to_py<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>>;
 }
 
@@ -63,8 +64,8 @@ macro_rules! float_py_scalar {
             fn from_tensor(t: &Tensor) -> Vec<Self> {
                 t.to_format::<$t>()
             }
-            fn into_vec(t: Tensor) -> Vec<Self> {
-                t.into_format::<$t>()
+            fn into_vec(t: Tensor, threads: Option<usize>) -> Vec<Self> {
+                t.into_format::<$t>(threads)
             }
             fn to_py<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {
                 <$t as ToNumpy>::to_numpy(py, v, shape)
@@ -90,7 +91,7 @@ impl PyScalar for Rational {
             Values::F16(v) => v.iter().map(|&x| exact(f64::from(x))).collect(),
         }
     }
-    fn into_vec(t: Tensor) -> Vec<Self> {
+    fn into_vec(t: Tensor, _threads: Option<usize>) -> Vec<Self> {
         t.into_rationals()
     }
     fn to_py<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {
@@ -165,7 +166,7 @@ fn starts<S: PyScalar>(h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>) -> St
 fn run_one<S: PyScalar>(py: Python<'_>, net: &PyCellNetwork, x: Tensor, h0: Option<&Vec<Tensor>>, c0: Option<&Vec<Tensor>>, fma: bool, approx: bool) -> PyResult<Py<PyAny>> {
     let plan = net.plan::<S>(py, approx)?;
     let steps = x.shape[0];
-    let xs = S::into_vec(x);
+    let xs = S::into_vec(x, Some(1));
     let st = starts::<S>(h0, c0);
     let (states, cells, last) = run_interruptible(py, None, steps as u64, None, |ctl| plan.run_one(&xs, steps, &st, fma, ctl))?;
     let hsz = plan.top_hidden();
@@ -202,7 +203,7 @@ fn run_batch<S: PyScalar>(
     approx: bool,
 ) -> PyResult<Py<PyAny>> {
     let plan = net.plan::<S>(py, approx)?;
-    let xs = S::into_vec(x);
+    let xs = S::into_vec(x, spec.threads);
     let st = starts::<S>(h0, c0);
     let res = run_interruptible(py, progress, spec.batch as u64, spec.threads, |ctl| plan.run_batch(&xs, &st, spec, ctl))?;
     crate::sim::recycle::give(xs);
@@ -344,7 +345,7 @@ impl PyCellNetwork {
         let sums = f32_sums(py, dt, accumulate)?;
         let approx = approx_activations;
         let exact = dt == Dtype::Exact;
-        let x = read_input(py, x, exact, 2, self.stack.input_size())?;
+        let x = read_input(py, x, exact, 2, self.stack.input_size(), Some(1))?;
         let h0 = self.read_starts(py, "h0", h0, exact, None)?;
         let c0 = self.read_starts(py, "c0", c0, exact, None)?;
         match dt {
@@ -385,17 +386,17 @@ impl PyCellNetwork {
         let approx = approx_activations;
         let exact = dt == Dtype::Exact;
         let keep = Keep::parse(keep).map_err(|e| to_pyerr(py, e))?;
-        let x = read_input(py, x, exact, 3, self.stack.input_size())?;
+        let threads = match threads {
+            Some(t) if t < 1 => return Err(invalid_input(py, vec![format!("threads must be at least 1, got {t}")])),
+            t => t.map(|t| t as usize),
+        };
+        let x = read_input(py, x, exact, 3, self.stack.input_size(), threads)?;
         let (batch, steps) = (x.shape[0], x.shape[1]);
         let h0 = self.read_starts(py, "h0", h0, exact, Some(batch))?;
         let c0 = self.read_starts(py, "c0", c0, exact, Some(batch))?;
         let lengths = match lengths {
             Some(l) if l.iter().any(|&v| v < 0) => return Err(invalid_input(py, vec!["lengths must be non-negative".into()])),
             l => l.map(|l| l.into_iter().map(|v| v as usize).collect()),
-        };
-        let threads = match threads {
-            Some(t) if t < 1 => return Err(invalid_input(py, vec![format!("threads must be at least 1, got {t}")])),
-            t => t.map(|t| t as usize),
         };
         let spec = BatchSpec { batch, steps, lengths, keep, threads, fma };
         spec.validate().map_err(|e| to_pyerr(py, e))?;

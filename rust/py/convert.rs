@@ -13,7 +13,7 @@ use crate::num::custom_float::{current_format, Custom};
 use crate::num::float::Float;
 use crate::num::rational::{parse_rational, rational_from_f64};
 use crate::sim::lanes::LaneFormat;
-use crate::sim::recycle;
+use crate::sim::{parallel_copy, recycle};
 use half::{bf16, f16};
 use malachite::base::num::arithmetic::traits::Sign;
 use malachite::{Integer, Natural, Rational};
@@ -73,27 +73,27 @@ fn index_name(name: &str, shape: &[usize], flat: usize) -> String {
     format!("{name}[{}]", parts.join(", "))
 }
 
-/// An array's values in logical (C) order: one copy of the buffer when it is C-contiguous,
-/// else element by element (strided or Fortran-ordered arrays).
-fn array_values<T: numpy::Element + Copy + Send + 'static>(arr: &PyReadonlyArrayDyn<'_, T>) -> Vec<T> {
+/// An array's values in logical (C) order and whether all are finite: a C-contiguous
+/// buffer is copied (by the pool of `threads` threads when large: `sim::parallel_copy`),
+/// a strided or Fortran-ordered one read element by element.
+fn array_values<T>(arr: &PyReadonlyArrayDyn<'_, T>, threads: Option<usize>) -> (Vec<T>, bool)
+where
+    T: numpy::Element + Copy + Into<f64> + Send + Sync + 'static,
+{
     let view = arr.as_array();
+    if let Some(s) = view.as_slice() {
+        return parallel_copy::copy_checking_finite(s, threads);
+    }
     // a large input's copy goes in a kept buffer when one fits, and the batch bindings give
     // it back after the run (`sim::recycle`)
     let mut v = recycle::take(view.len());
-    match view.as_slice() {
-        Some(s) => v.extend_from_slice(s),
-        None => v.extend(view.iter().copied()),
-    }
-    v
+    v.extend(view.iter().copied());
+    let finite = v.iter().fold(true, |ok, &x| ok & x.into().is_finite());
+    (v, finite)
 }
 
-/// Pushes a problem for each non-finite value (at most 5, then a count). The common case,
-/// all finite, is one vectorisable pass (a fold without early exit per chunk: `all`'s early
-/// exit kept the loop scalar, 2% of a SimpleRNN batch run at hidden 16).
-fn check_finite<T: Copy + Into<f64>>(name: &str, shape: &[usize], values: &[T], problems: &mut Vec<String>) {
-    if values.chunks(4096).all(|c| c.iter().fold(true, |ok, &v| ok & v.into().is_finite())) {
-        return;
-    }
+/// Pushes a problem for each non-finite value (at most 5, then a count).
+fn report_non_finite<T: Copy + Into<f64>>(name: &str, shape: &[usize], values: &[T], problems: &mut Vec<String>) {
     let bad: Vec<(usize, f64)> = values.iter().map(|&v| v.into()).enumerate().filter(|(_, v)| !v.is_finite()).collect();
     for &(i, v) in bad.iter().take(5) {
         let what = if v.is_nan() { "NaN".to_string() } else { format!("{v}") };
@@ -109,20 +109,30 @@ fn check_finite<T: Copy + Into<f64>>(name: &str, shape: &[usize], values: &[T], 
 /// (at most 5 per tensor, then a count); non-finite values are kept as 0 placeholders, so
 /// the caller raises but still sees the shape. With `exact`, the values become rationals.
 pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &mut Vec<String>) -> Option<Tensor> {
+    read_tensor_on(name, obj, exact, None, problems)
+}
+
+/// `read_tensor`, a large float array copied by the pool of `threads` threads (None: all
+/// cores; the pool of the run the tensor is for).
+fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Option<usize>, problems: &mut Vec<String>) -> Option<Tensor> {
     let floats = if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
-        Some((arr.shape().to_vec(), Values::F64(array_values(&arr))))
+        let (v, finite) = array_values(&arr, threads);
+        Some((arr.shape().to_vec(), Values::F64(v), finite))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f32>>() {
-        Some((arr.shape().to_vec(), Values::F32(array_values(&arr))))
+        let (v, finite) = array_values(&arr, threads);
+        Some((arr.shape().to_vec(), Values::F32(v), finite))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f16>>() {
-        Some((arr.shape().to_vec(), Values::F16(array_values(&arr))))
+        let (v, finite) = array_values(&arr, threads);
+        Some((arr.shape().to_vec(), Values::F16(v), finite))
     } else {
         None
     };
-    if let Some((shape, values)) = floats {
+    if let Some((shape, values, finite)) = floats {
         match &values {
-            Values::F64(v) => check_finite(name, &shape, v, problems),
-            Values::F32(v) => check_finite(name, &shape, v, problems),
-            Values::F16(v) => check_finite(name, &shape, v, problems),
+            _ if finite => {}
+            Values::F64(v) => report_non_finite(name, &shape, v, problems),
+            Values::F32(v) => report_non_finite(name, &shape, v, problems),
+            Values::F16(v) => report_non_finite(name, &shape, v, problems),
             Values::Exact(_) => {}
         }
         let t = Tensor { shape, values };
@@ -161,10 +171,11 @@ pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &m
 }
 
 /// Reads a network input x of shape (T, n) (`ndim` 2) or (batch, T, n) (`ndim` 3), n the
-/// network's input width; every problem is reported at once.
-pub fn read_input(py: Python<'_>, x: &Bound<'_, PyAny>, exact: bool, ndim: usize, n: usize) -> PyResult<Tensor> {
+/// network's input width; every problem is reported at once. A large array is copied by
+/// the pool of `threads` threads, the run's.
+pub fn read_input(py: Python<'_>, x: &Bound<'_, PyAny>, exact: bool, ndim: usize, n: usize, threads: Option<usize>) -> PyResult<Tensor> {
     let mut problems = Vec::new();
-    let t = read_tensor("x", x, exact, &mut problems);
+    let t = read_tensor_on("x", x, exact, threads, &mut problems);
     if let Some(t) = &t {
         if t.shape.len() != ndim {
             let want = if ndim == 2 { "(T, input_size)" } else { "(batch, T, input_size)" };
@@ -177,6 +188,13 @@ pub fn read_input(py: Python<'_>, x: &Bound<'_, PyAny>, exact: bool, ndim: usize
         (Some(t), true) => Ok(t),
         _ => Err(to_pyerr(py, SimError::InvalidInput(problems))),
     }
+}
+
+/// `round` of `v` chunk by chunk (`parallel_copy::convert_chunks`), `v`'s buffer recycled.
+fn converted<A: Send + Sync + 'static, F: Float>(v: Vec<A>, threads: Option<usize>, round: impl Fn(&[A], &mut [F]) + Sync) -> Vec<F> {
+    let out = parallel_copy::convert_chunks(&v, threads, F::zero(), round);
+    recycle::give(v);
+    out
 }
 
 /// `v` itself when A is F, else `convert(v)`.
@@ -210,14 +228,17 @@ impl Tensor {
     }
 
     /// As `to_format`, reusing the buffer when the values already are F's (f64 input run in
-    /// f64, f32 input in f32: no copy).
-    pub fn into_format<F: Float>(self) -> Vec<F> {
+    /// f64, f32 input in f32: no copy), else converting on the pool of `threads` threads
+    /// when large (`sim::parallel_copy`; on the calling thread inside a custom format's
+    /// `with_format`, which the pool's threads do not see) and recycling the input's buffer.
+    pub fn into_format<F: Float>(self, threads: Option<usize>) -> Vec<F> {
+        let threads = if current_format().is_some() { Some(1) } else { threads };
         match self.values {
-            Values::F64(v) => reuse_or_convert(v, |v| v.into_iter().map(F::from_f64_rounded).collect()),
+            Values::F64(v) => reuse_or_convert(v, |v| converted(v, threads, |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = F::from_f64_rounded(x)))),
             // an f32 is an f64 exactly; one rounding to F, as from the float64 form
-            Values::F32(v) => reuse_or_convert(v, |v| F::from_f32_slice_rounded(&v)),
+            Values::F32(v) => reuse_or_convert(v, |v| converted(v, threads, F::round_f32_slice_into)),
             // (an f16 is an f32 exactly, `LaneFormat::to_lanes`: the same one rounding)
-            Values::F16(v) => reuse_or_convert(v, |v| F::from_f32_slice_rounded(&f16::to_lanes(&v))),
+            Values::F16(v) => reuse_or_convert(v, |v| converted(v, threads, |s, d| F::round_f32_slice_into(&f16::to_lanes(s), d))),
             Values::Exact(v) => v.iter().map(F::from_rational).collect(),
         }
     }

@@ -132,7 +132,7 @@ pub fn dtype_name(py: Python<'_>, dtype: &str) -> PyResult<&'static str> {
 fn float_run<F: ToNumpy>(py: Python<'_>, this: &PySimpleRnn, x: Tensor, h0: Option<&Tensor>, fma: bool, approx: bool) -> PyResult<Py<PyAny>> {
     let plan = this.float_plan::<F>(py, approx)?;
     let steps = x.shape[0];
-    let xs: Vec<F> = x.into_format();
+    let xs: Vec<F> = x.into_format(Some(1));
     let start: Vec<F> = h0.map_or_else(|| plan.h0.clone(), |h| h.to_format());
     let (states, outputs) = run_interruptible(py, None, steps as u64, None, |ctl| run_float(&plan, &start, &xs, steps, fma, ctl))?;
     let out = PyDict::new(py);
@@ -152,7 +152,7 @@ fn float_batch<F: ToNumpy>(
     approx: bool,
 ) -> PyResult<Py<PyAny>> {
     let plan = this.float_plan::<F>(py, approx)?;
-    let xs: Vec<F> = x.into_format();
+    let xs: Vec<F> = x.into_format(spec.threads);
     let start: Option<Vec<F>> = h0.map(|h| h.to_format());
     let res = run_interruptible(py, progress, spec.batch as u64, spec.threads, |ctl| {
         run_batch_float(&plan, &xs, start.as_deref(), spec, ctl)
@@ -274,7 +274,7 @@ impl PySimpleRnn {
         let sums = f32_sums(py, dt, accumulate)?;
         let approx = approx_activations;
         let exact = dt == Dtype::Exact;
-        let x = read_input(py, x, exact, 2, self.net.input_size())?;
+        let x = read_input(py, x, exact, 2, self.net.input_size(), Some(1))?;
         let h0 = h0.map(|h| self.read_h0(py, h, exact, None)).transpose()?;
         let net = &*self.net;
         match dt {
@@ -326,7 +326,11 @@ impl PySimpleRnn {
         let approx = approx_activations;
         let exact = dt == Dtype::Exact;
         let keep = Keep::parse(keep).map_err(|e| to_pyerr(py, e))?;
-        let x = read_input(py, x, exact, 3, self.net.input_size())?;
+        let threads = match threads {
+            Some(t) if t < 1 => return Err(to_pyerr(py, input_problem(format!("threads must be at least 1, got {t}")))),
+            t => t.map(|t| t as usize),
+        };
+        let x = read_input(py, x, exact, 3, self.net.input_size(), threads)?;
         let (batch, steps) = (x.shape[0], x.shape[1]);
         let h0 = h0.map(|h| self.read_h0(py, h, exact, Some(batch))).transpose()?;
         let lengths = match lengths {
@@ -335,10 +339,6 @@ impl PySimpleRnn {
                 return Err(to_pyerr(py, input_problem("lengths must be non-negative".into())))
             }
             Some(l) => Some(l.into_iter().map(|v| v as usize).collect()),
-        };
-        let threads = match threads {
-            Some(t) if t < 1 => return Err(to_pyerr(py, input_problem(format!("threads must be at least 1, got {t}")))),
-            t => t.map(|t| t as usize),
         };
         let spec = BatchSpec { batch, steps, lengths, keep, threads, fma };
         spec.validate().map_err(|e| to_pyerr(py, e))?;

@@ -24,6 +24,7 @@ pub mod float_engine;
 pub mod half_tables;
 pub mod lanes;
 pub mod plan_cache;
+pub mod parallel_copy;
 pub mod pool;
 pub mod recycle;
 pub mod rnn_single;
