@@ -146,6 +146,12 @@ def test_large_inputs_copied_and_converted_by_the_pool_give_the_same_bits(dtype)
         assert same(runs[(1, dt)].states, runs[(2, dt)].states), dt
         one = net.run(x64[11].astype(dt), dtype=fmt, accumulate=acc)
         assert same(one.states[1:], runs[(2, dt)].states[11]), dt
+    # 3 sequences on 2 threads: a block of 2 (f16: the tile reads the inputs' own bits) and
+    # a block of 1 (the register kernel, which reads them as f32 lanes)
+    x3 = x64[:3].astype(np.float32)
+    three = net.run_batch(x3, dtype=fmt, accumulate=acc, threads=2)
+    for s in range(3):
+        assert same(net.run(x3[s], dtype=fmt, accumulate=acc).states[1:], three.states[s]), s
     cell = gated_stack(np.random.default_rng(9))
     xc = x64[:, :1000].astype(np.float32)
     a, b = cell.run_batch(xc, dtype=fmt, accumulate=acc, threads=1), cell.run_batch(xc, dtype=fmt, accumulate=acc, threads=2)

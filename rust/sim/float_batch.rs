@@ -30,7 +30,7 @@ use crate::error::SimResult;
 use crate::net::activation::Activation;
 use crate::sim::ziv::Func;
 use crate::num::float::Float;
-use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
+use crate::sim::block_io::{block_firsts, lane_inputs, recycle_lanes, run_blocks, split_blocks, store};
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cancel::Control;
 use crate::sim::float_engine::FloatPlan;
@@ -42,6 +42,7 @@ use crate::sim::tile_kernel::{affine_binary16, affine_bits, binary16_width, Pack
 use crate::sim::unit_split::{affine_split, row_parts, team_size, Map};
 use rayon::prelude::*;
 use std::any::Any;
+use std::borrow::Cow;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
@@ -196,7 +197,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     let mut rows16 = vec![0u16; ns * uh];
     // and the inputs (f16: their own bits) and the states (two slots, h_{t-1} and h_t, ns
     // rows of d) in binary16 as the tile reads them (`affine_bits`): no row converted
-    let x16 = x16.filter(|_| bits.is_some());
+    let x16 = x16.filter(|_| !block_reads_lanes::<F>(plan, w, ns, team, true));
     let mut h16 = vec![0u16; if x16.is_some() { 2 * ns * d } else { 0 }];
     if x16.is_some() {
         let starts = same_type::slice::<F::C, f32>(&ring[..len]);
@@ -218,22 +219,23 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             finish(by_len[done], prev, &mut out);
             done += 1;
         }
-        let x = Term { w: &w.wx, z: &xl[(first * t_max + t) * n..], ldz: t_max * n };
+        // (not built for a block that reads the inputs' own bits: `xl` is then empty)
+        let x = || Term { w: &w.wx, z: &xl[(first * t_max + t) * n..], ldz: t_max * n };
         let h = Term { w: &w.v, z: prev, ldz: up };
         if let Some(single) = single {
             // one sequence on one thread, a small layer: in registers (`rnn_single`)
-            single.tick(x.z, prev, cur, spec.fma);
+            single.tick(x().z, prev, cur, spec.fma);
         } else if let (Some(func), Some(x16)) = (bits, x16) {
             let (a, b) = h16.split_at_mut(ns * d);
             let (hp, hc) = if t % 2 == 0 { (&*a, b) } else { (&*b, a) };
             affine_bits(&w.b, &[(&w.wx, &x16[(first * t_max + t) * n..], t_max * n), (&w.v, hp, d)], ns, &mut rows16, spec.fma);
             crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, Some(hc));
         } else if let Some(func) = bits {
-            affine_binary16(&w.b, &[x, h], ns, &mut rows16, spec.fma);
+            affine_binary16(&w.b, &[x(), h], ns, &mut rows16, spec.fma);
             crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, None);
         } else {
             // the team's threads split the units (a team of one: `affine` itself)
-            let map = &mut [Map { bias: &w.b, terms: &[x, h], ns, out: &mut *cur }];
+            let map = &mut [Map { bias: &w.b, terms: &[x(), h], ns, out: &mut *cur }];
             if unrounded {
                 affine_split::<F::Sum>(map, spec.fma, team);
             } else {
@@ -283,6 +285,15 @@ fn binary16_activation<F: LaneFormat>(act: Activation, team: usize) -> Option<Fu
     able.then_some(func)
 }
 
+/// Whether a block of `ns` sequences on a team of `team` reads the batch's inputs as lanes
+/// (`lane_inputs`): all but the f16 blocks that give the tile the inputs' own bits (`x16`:
+/// the inputs are f16s; `binary16_activation`; not the one-sequence register kernel). When
+/// no block reads them, f16's inputs are not converted to f32 lanes at all.
+fn block_reads_lanes<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, ns: usize, team: usize, x16: bool) -> bool {
+    let single = ns == 1 && team == 1 && w.single.is_some();
+    single || !x16 || binary16_activation::<F>(plan.activation, team).is_none()
+}
+
 /// Sequences per block: the batch split evenly over the threads, then into more blocks
 /// (a multiple of the thread count) while a block's working buffers exceed `L2_BUDGET` (so
 /// that they stay in L2) or the packed weights, whichever is larger: every block streams all the
@@ -300,7 +311,6 @@ pub fn block_size(batch: usize, threads: usize, bytes_per_seq: usize, weight_byt
 pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Option<&[F]>, spec: &BatchSpec, ctl: &Control) -> SimResult<FloatBatch<F>> {
     spec.validate()?;
     let w = weights_of(plan);
-    let xl = lane_inputs(xs);
     let threads = spec.threads.unwrap_or_else(crate::sim::pool::default_threads).max(1);
     let chunk = ticks_per_flush(spec.keep.states(), plan.d * std::mem::size_of::<F>(), spec.steps);
     let per_seq = ring_slots(chunk) * w.v.up * std::mem::size_of::<F::C>();
@@ -310,6 +320,9 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     let team = team_size(threads, weight_bytes, b);
     let block = block_size(b, threads / team, per_seq, weight_bytes);
     let firsts = block_firsts(b, block);
+    let x16 = same_type::f16_bits(xs);
+    let reads_lanes = firsts.iter().any(|&f| block_reads_lanes::<F>(plan, &w, block.min(b - f), team, x16.is_some()));
+    let xl = if reads_lanes { lane_inputs(xs, spec.threads) } else { Cow::Borrowed(&[][..]) };
     let keep = spec.keep.states();
     let mut states = Unfilled::new(if keep { b * t * d } else { 0 });
     let mut res = FloatBatch {
@@ -326,7 +339,8 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
         .zip(split_blocks(&mut res.final_outputs, o, block, &firsts, b))
         .map(|(((states, finals), outputs), final_outputs)| BlockOut { states, finals, outputs, final_outputs });
     let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(parts).collect();
-    run_blocks(spec, team, work, |first, out| run_block(plan, &w, (&xl, same_type::f16_bits(xs)), h0, spec, (first, block.min(b - first), team), out, ctl))?;
+    run_blocks(spec, team, work, |first, out| run_block(plan, &w, (&xl, x16), h0, spec, (first, block.min(b - first), team), out, ctl))?;
+    recycle_lanes(xl);
     // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills its
     // share of the states: flushes over ticks 0..its longest length, then Kept::zero_from.
     res.states = unsafe { states.filled() };

@@ -110,9 +110,18 @@ pub trait LaneFormat: Float {
     /// (`cells::gated_pointwise`).
     #[inline(always)]
     fn round_lanes(_v: &mut [Self::C]) {}
-    /// `to_lane` over a slice (exact); f16 overrides it with `half`'s bulk conversion.
+    /// `to_lane` over a slice into `dst` (of src's length; exact); f16 overrides it with
+    /// `half`'s bulk conversion.
+    fn to_lanes_into(src: &[Self], dst: &mut [Self::C]) {
+        for (d, v) in dst.iter_mut().zip(src) {
+            *d = v.to_lane();
+        }
+    }
+    /// `to_lanes_into` a new vector.
     fn to_lanes(src: &[Self]) -> Vec<Self::C> {
-        src.iter().map(|v| v.to_lane()).collect()
+        let mut out = vec![Self::C::ZERO; src.len()];
+        Self::to_lanes_into(src, &mut out);
+        out
     }
     /// `from_lane` over a slice (exact) into memory not yet initialised, value by value
     /// (inline: a flush of kept states calls it once per row of a tick); f16 overrides it
@@ -215,11 +224,9 @@ impl LaneFormat for f16 {
     #[inline(always)]
     fn from_lane(c: f32) -> f16 { f16::from_f32(c) }
     /// `half`'s slice conversion (F16C `vcvtph2ps` when the CPU has it; exact).
-    fn to_lanes(src: &[f16]) -> Vec<f32> {
+    fn to_lanes_into(src: &[f16], dst: &mut [f32]) {
         use half::slice::HalfFloatSliceExt;
-        let mut out = vec![0f32; src.len()];
-        src.convert_to_f32_slice(&mut out);
-        out
+        src.convert_to_f32_slice(dst);
     }
     /// `from_lanes_uninit` (F16C's `vcvtps2ph` when the CPU has it).
     fn from_lanes(dst: &mut [f16], src: &[f32]) {

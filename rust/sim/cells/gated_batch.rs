@@ -26,7 +26,7 @@
 use crate::error::SimResult;
 use crate::num::scalar::Scalar;
 use crate::sim::cancel::Control;
-use crate::sim::block_io::{block_firsts, lane_inputs, run_blocks, split_blocks, store};
+use crate::sim::block_io::{block_firsts, lane_inputs, recycle_lanes, run_blocks, split_blocks, store};
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::cells::gated_single::{self, AnyLayer, Elem, LayerState, RegLayer};
@@ -396,7 +396,7 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         spec.validate()?;
         plan.check_starts(starts, spec.batch)?;
         let lanes: Vec<Arc<GatedLanes<F::C>>> = gated.iter().map(|g| lanes_of(g)).collect();
-        let xl = lane_inputs(xs);
+        let xl = lane_inputs(xs, spec.threads);
         let threads = spec.threads.unwrap_or_else(crate::sim::pool::default_threads).max(1);
         let (htop, top_cell) = (plan.top_hidden(), gated[gated.len() - 1].has_cell_state() && spec.keep.extras());
         let kept = ticks_per_flush(spec.keep.states(), htop * std::mem::size_of::<F>(), spec.steps) * htop * if top_cell { 2 } else { 1 };
@@ -435,6 +435,7 @@ fn run_lockstep<F: LaneFormat + Scalar>(plan: &StackPlan<F>, xs: &[F], starts: &
         }
         let work: Vec<(usize, BlockOut<'_, F>)> = firsts.iter().copied().zip(per_block).collect();
         run_blocks(spec, team, work, |f, out| run_block(plan, &gated, &lanes, &xl, starts, spec, (f, block.min(b - f), team), out, ctl))?;
+        recycle_lanes(xl);
         // SAFETY: every block ran to completion (run_blocks returned Ok), and a block fills
         // its shares of the states and cells: flushes over ticks 0..its longest length,
         // then Kept::zero_from.
