@@ -49,7 +49,9 @@ pub fn copy_checking_finite<T: Copy + Into<f64> + Send + Sync + 'static>(src: &[
     let mut finite = true;
     let v = filled(src.len(), |dst| {
         finite = chunk_pairs(src, dst, threads, |s, d| {
-            d.write_copy_of_slice(s);
+            // SAFETY: d and s have the same length (`chunk_pairs` pairs equal chunks) and do
+            // not overlap (d is the new buffer); T: Copy (`write_copy_of_slice`, Rust 1.93)
+            unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr().cast::<T>(), s.len()) };
             s.iter().fold(true, |ok, &x| ok & x.into().is_finite())
         });
     });
@@ -66,8 +68,8 @@ pub fn convert_chunks<A: Sync, B: Copy + Send + Sync + 'static>(src: &[A], threa
             for m in d.iter_mut() {
                 m.write(zero);
             }
-            // SAFETY: every value of d was just written
-            convert(s, unsafe { d.assume_init_mut() });
+            // SAFETY: every value of d was just written (`assume_init_mut`, Rust 1.93)
+            convert(s, unsafe { std::slice::from_raw_parts_mut(d.as_mut_ptr().cast::<B>(), d.len()) });
             true
         });
     })
