@@ -164,11 +164,20 @@ def test_non_finite_values_of_large_inputs_are_found_in_every_chunk(dt):
     net = simple_net()
     x = np.zeros((12, 2000, 3), dtype=dt)  # 72000 values: checked in chunks of 8192 on 2 threads
     x[0, 0, 0], x[5, 1000, 1], x[11, 1999, 2] = np.nan, np.inf, -np.inf
+    if dt != np.float16:
+        x[3, 7, 0] = 1e5  # finite, though f16 rounds it to +inf as the run reads it
     for threads in (1, 2):
         with pytest.raises(InvalidInputError) as e:
             net.run_batch(x, dtype="f16", threads=threads)
         msg = str(e.value)
         assert "x[0, 0, 0] is NaN" in msg and "x[5, 1000, 1] is inf" in msg and "x[11, 1999, 2] is -inf" in msg
+        assert "x[3, 7, 0]" not in msg and msg.count(" is ") == 3, msg
+    # the finite value alone is no error: the f16 run reads it as +inf (as from a float16 array)
+    big = np.zeros((12, 2000, 3), dtype=dt)
+    big[3, 7, 0] = 1e5 if dt != np.float16 else np.float16(65504)
+    r = net.run_batch(big, dtype="f16", threads=2)
+    want = net.run(big[3], dtype="f16")
+    assert same(r.states[3], want.states[1:])
 
 
 @pytest.mark.parametrize("dtype", FORMATS)

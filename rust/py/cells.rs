@@ -345,7 +345,7 @@ impl PyCellNetwork {
         let sums = f32_sums(py, dt, accumulate)?;
         let approx = approx_activations;
         let exact = dt == Dtype::Exact;
-        let x = read_input(py, x, exact, 2, self.stack.input_size(), Some(1))?;
+        let x = read_input(py, x, dt, 2, self.stack.input_size(), Some(1))?;
         let h0 = self.read_starts(py, "h0", h0, exact, None)?;
         let c0 = self.read_starts(py, "c0", c0, exact, None)?;
         match dt {
@@ -390,7 +390,7 @@ impl PyCellNetwork {
             Some(t) if t < 1 => return Err(invalid_input(py, vec![format!("threads must be at least 1, got {t}")])),
             t => t.map(|t| t as usize),
         };
-        let x = read_input(py, x, exact, 3, self.stack.input_size(), threads)?;
+        let x = read_input(py, x, dt, 3, self.stack.input_size(), threads)?;
         let (batch, steps) = (x.shape[0], x.shape[1]);
         let h0 = self.read_starts(py, "h0", h0, exact, Some(batch))?;
         let c0 = self.read_starts(py, "c0", c0, exact, Some(batch))?;

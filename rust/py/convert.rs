@@ -10,6 +10,7 @@
 use crate::error::SimError;
 use crate::num::exact_vector::ExactVector;
 use crate::num::custom_float::{current_format, Custom};
+use crate::num::dtype::Dtype;
 use crate::num::float::Float;
 use crate::num::rational::{parse_rational, rational_from_f64};
 use crate::sim::lanes::LaneFormat;
@@ -92,6 +93,38 @@ where
     (v, finite)
 }
 
+/// A float array's shape and values: its own (`wrap`), or rounded to f16 by `to_f16` as
+/// they are copied; a problem pushed for each non-finite value of the array.
+fn float_values<T>(name: &str, arr: &PyReadonlyArrayDyn<'_, T>, threads: Option<usize>, to_f16: Option<fn(&[T], &mut [f16])>, wrap: fn(Vec<T>) -> Values, problems: &mut Vec<String>) -> (Vec<usize>, Values)
+where
+    T: numpy::Element + Copy + Into<f64> + Send + Sync + 'static,
+{
+    let shape = arr.shape().to_vec();
+    let view = arr.as_array();
+    let (values, finite) = match (to_f16, view.as_slice()) {
+        (Some(round), Some(s)) => {
+            let (v, finite) = parallel_copy::convert_checking_finite(s, threads, f16::ZERO, round);
+            (Values::F16(v), finite)
+        }
+        (Some(round), None) => {
+            let (v, finite) = array_values(arr, threads);
+            let mut out = vec![f16::ZERO; v.len()];
+            round(&v, &mut out);
+            (Values::F16(out), finite)
+        }
+        (None, _) => {
+            let (v, finite) = array_values(arr, threads);
+            (wrap(v), finite)
+        }
+    };
+    if !finite {
+        // the array's own values (a finite one may round to ±∞ in f16)
+        let own: Vec<T> = view.iter().copied().collect();
+        report_non_finite(name, &shape, &own, problems);
+    }
+    (shape, values)
+}
+
 /// Pushes a problem for each non-finite value (at most 5, then a count).
 fn report_non_finite<T: Copy + Into<f64>>(name: &str, shape: &[usize], values: &[T], problems: &mut Vec<String>) {
     let bad: Vec<(usize, f64)> = values.iter().map(|&v| v.into()).enumerate().filter(|(_, v)| !v.is_finite()).collect();
@@ -109,32 +142,25 @@ fn report_non_finite<T: Copy + Into<f64>>(name: &str, shape: &[usize], values: &
 /// (at most 5 per tensor, then a count); non-finite values are kept as 0 placeholders, so
 /// the caller raises but still sees the shape. With `exact`, the values become rationals.
 pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &mut Vec<String>) -> Option<Tensor> {
-    read_tensor_on(name, obj, exact, None, problems)
+    read_tensor_on(name, obj, exact, None, false, problems)
 }
 
 /// `read_tensor`, a large float array copied by the pool of `threads` threads (None: all
-/// cores; the pool of the run the tensor is for).
-fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Option<usize>, problems: &mut Vec<String>) -> Option<Tensor> {
+/// cores; the pool of the run the tensor is for), and with `to_f16` a float64 or float32
+/// array rounded to f16 as it is copied (`Values::F16`: the values an f16 run rounds it to).
+fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Option<usize>, to_f16: bool, problems: &mut Vec<String>) -> Option<Tensor> {
     let floats = if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
-        let (v, finite) = array_values(&arr, threads);
-        Some((arr.shape().to_vec(), Values::F64(v), finite))
+        // one rounding from the f64 (not through f32)
+        let round: fn(&[f64], &mut [f16]) = |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = <f16 as Float>::from_f64_rounded(x));
+        Some(float_values(name, &arr, threads, to_f16.then_some(round), Values::F64, problems))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f32>>() {
-        let (v, finite) = array_values(&arr, threads);
-        Some((arr.shape().to_vec(), Values::F32(v), finite))
+        Some(float_values(name, &arr, threads, to_f16.then_some(<f16 as Float>::round_f32_slice_into), Values::F32, problems))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f16>>() {
-        let (v, finite) = array_values(&arr, threads);
-        Some((arr.shape().to_vec(), Values::F16(v), finite))
+        Some(float_values(name, &arr, threads, None, Values::F16, problems))
     } else {
         None
     };
-    if let Some((shape, values, finite)) = floats {
-        match &values {
-            _ if finite => {}
-            Values::F64(v) => report_non_finite(name, &shape, v, problems),
-            Values::F32(v) => report_non_finite(name, &shape, v, problems),
-            Values::F16(v) => report_non_finite(name, &shape, v, problems),
-            Values::Exact(_) => {}
-        }
+    if let Some((shape, values)) = floats {
         let t = Tensor { shape, values };
         return Some(if exact { Tensor { shape: t.shape.clone(), values: Values::Exact(t.into_rationals()) } } else { t });
     }
@@ -171,11 +197,14 @@ fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Opti
 }
 
 /// Reads a network input x of shape (T, n) (`ndim` 2) or (batch, T, n) (`ndim` 3), n the
-/// network's input width; every problem is reported at once. A large array is copied by
-/// the pool of `threads` threads, the run's.
-pub fn read_input(py: Python<'_>, x: &Bound<'_, PyAny>, exact: bool, ndim: usize, n: usize, threads: Option<usize>) -> PyResult<Tensor> {
+/// network's input width, for a run of `dtype`; every problem is reported at once. A large
+/// array is copied by the pool of `threads` threads, the run's. For an f16 run (either
+/// sums) a float64 or float32 array is rounded to f16 as it is copied, which is what the
+/// run's `into_format` would do (one pass over the array instead of a copy and a rounding:
+/// f16 SimpleRNN (1024, 1000, 16, 4), session 39).
+pub fn read_input(py: Python<'_>, x: &Bound<'_, PyAny>, dtype: Dtype, ndim: usize, n: usize, threads: Option<usize>) -> PyResult<Tensor> {
     let mut problems = Vec::new();
-    let t = read_tensor_on("x", x, exact, threads, &mut problems);
+    let t = read_tensor_on("x", x, dtype == Dtype::Exact, threads, dtype == Dtype::F16, &mut problems);
     if let Some(t) = &t {
         if t.shape.len() != ndim {
             let want = if ndim == 2 { "(T, input_size)" } else { "(batch, T, input_size)" };

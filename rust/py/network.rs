@@ -274,7 +274,7 @@ impl PySimpleRnn {
         let sums = f32_sums(py, dt, accumulate)?;
         let approx = approx_activations;
         let exact = dt == Dtype::Exact;
-        let x = read_input(py, x, exact, 2, self.net.input_size(), Some(1))?;
+        let x = read_input(py, x, dt, 2, self.net.input_size(), Some(1))?;
         let h0 = h0.map(|h| self.read_h0(py, h, exact, None)).transpose()?;
         let net = &*self.net;
         match dt {
@@ -330,7 +330,7 @@ impl PySimpleRnn {
             Some(t) if t < 1 => return Err(to_pyerr(py, input_problem(format!("threads must be at least 1, got {t}")))),
             t => t.map(|t| t as usize),
         };
-        let x = read_input(py, x, exact, 3, self.net.input_size(), threads)?;
+        let x = read_input(py, x, dt, 3, self.net.input_size(), threads)?;
         let (batch, steps) = (x.shape[0], x.shape[1]);
         let h0 = h0.map(|h| self.read_h0(py, h, exact, Some(batch))).transpose()?;
         let lengths = match lengths {

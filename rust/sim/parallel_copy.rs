@@ -58,6 +58,29 @@ pub fn copy_checking_finite<T: Copy + Into<f64> + Send + Sync + 'static>(src: &[
     (v, finite)
 }
 
+/// `convert_chunks` of `src` and whether all of `src`'s values are finite, each chunk checked
+/// right after its conversion (an f16 run's input rounded as it is copied out of numpy).
+pub fn convert_checking_finite<A: Copy + Into<f64> + Send + Sync + 'static, B: Copy + Send + Sync + 'static>(src: &[A], threads: Option<usize>, zero: B, convert: impl Fn(&[A], &mut [B]) + Sync) -> (Vec<B>, bool) {
+    let mut finite = true;
+    let v = filled(src.len(), |dst| {
+        finite = chunk_pairs(src, dst, threads, |s, d| {
+            converted_into(s, d, zero, &convert);
+            s.iter().fold(true, |ok, &x| ok & x.into().is_finite())
+        });
+    });
+    (v, finite)
+}
+
+/// d (uninitialised) = `convert(s)`: zeroed first, then converted in place.
+#[inline]
+fn converted_into<A, B: Copy>(s: &[A], d: &mut [MaybeUninit<B>], zero: B, convert: &impl Fn(&[A], &mut [B])) {
+    for m in d.iter_mut() {
+        m.write(zero);
+    }
+    // SAFETY: every value of d was just written (`assume_init_mut`, Rust 1.93)
+    convert(s, unsafe { std::slice::from_raw_parts_mut(d.as_mut_ptr().cast::<B>(), d.len()) });
+}
+
 /// `convert` of `src`, chunk by chunk: each destination chunk, zeroed first (`zero`), gets
 /// `convert(source chunk, destination chunk)`. `convert` must be a pure function of its
 /// chunk: chunks run on several threads and in no fixed order (thread-local state such as
@@ -65,11 +88,7 @@ pub fn copy_checking_finite<T: Copy + Into<f64> + Send + Sync + 'static>(src: &[
 pub fn convert_chunks<A: Sync, B: Copy + Send + Sync + 'static>(src: &[A], threads: Option<usize>, zero: B, convert: impl Fn(&[A], &mut [B]) + Sync) -> Vec<B> {
     filled(src.len(), |dst| {
         chunk_pairs(src, dst, threads, |s, d| {
-            for m in d.iter_mut() {
-                m.write(zero);
-            }
-            // SAFETY: every value of d was just written (`assume_init_mut`, Rust 1.93)
-            convert(s, unsafe { std::slice::from_raw_parts_mut(d.as_mut_ptr().cast::<B>(), d.len()) });
+            converted_into(s, d, zero, &convert);
             true
         });
     })
@@ -110,6 +129,12 @@ mod tests {
             let out = convert_chunks(&src, threads, 0f32, |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = x as f32));
             let want: Vec<f32> = src.iter().map(|&x| x as f32).collect();
             assert_eq!(out, want);
+            let mut bad = src.clone();
+            bad[PARALLEL_MIN - 1] = f64::NAN;
+            let (out, finite) = convert_checking_finite(&bad, threads, 0f32, |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = x as f32));
+            assert!(!finite && out.len() == n && out[..PARALLEL_MIN - 1] == want[..PARALLEL_MIN - 1] && out[PARALLEL_MIN..] == want[PARALLEL_MIN..]);
+            let (_, finite) = convert_checking_finite(&src, threads, 0f32, |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = x as f32));
+            assert!(finite);
         }
     }
 }
