@@ -93,9 +93,12 @@ where
     (v, finite)
 }
 
+/// A rounding of a slice to f16, into a slice of its length.
+type ToF16<T> = fn(&[T], &mut [f16]);
+
 /// A float array's shape and values: its own (`wrap`), or rounded to f16 by `to_f16` as
 /// they are copied; a problem pushed for each non-finite value of the array.
-fn float_values<T>(name: &str, arr: &PyReadonlyArrayDyn<'_, T>, threads: Option<usize>, to_f16: Option<fn(&[T], &mut [f16])>, wrap: fn(Vec<T>) -> Values, problems: &mut Vec<String>) -> (Vec<usize>, Values)
+fn float_values<T>(name: &str, arr: &PyReadonlyArrayDyn<'_, T>, threads: Option<usize>, to_f16: Option<ToF16<T>>, wrap: fn(Vec<T>) -> Values, problems: &mut Vec<String>) -> (Vec<usize>, Values)
 where
     T: numpy::Element + Copy + Into<f64> + Send + Sync + 'static,
 {
@@ -151,7 +154,7 @@ pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &m
 fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Option<usize>, to_f16: bool, problems: &mut Vec<String>) -> Option<Tensor> {
     let floats = if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
         // one rounding from the f64 (not through f32)
-        let round: fn(&[f64], &mut [f16]) = |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = <f16 as Float>::from_f64_rounded(x));
+        let round: ToF16<f64> = |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = <f16 as Float>::from_f64_rounded(x));
         Some(float_values(name, &arr, threads, to_f16.then_some(round), Values::F64, problems))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f32>>() {
         Some(float_values(name, &arr, threads, to_f16.then_some(<f16 as Float>::round_f32_slice_into), Values::F32, problems))
