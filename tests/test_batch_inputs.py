@@ -134,12 +134,12 @@ def test_non_finite_float32_inputs_are_reported_with_their_index():
 
 @pytest.mark.parametrize("dtype", FORMATS + ["f16+f32"])
 def test_large_inputs_copied_and_converted_by_the_pool_give_the_same_bits(dtype):
-    """Inputs of at least 2^16 values are copied, checked and rounded in chunks on the run's
+    """Inputs of at least 2^18 values are copied, checked and rounded in chunks on the run's
     threads (`sim::parallel_copy`): the same bits on 1 and 2 threads, from every input dtype,
-    as the float64 input rounded by numpy-free single runs of each sequence."""
+    as single runs of each sequence (whose inputs are read on one thread)."""
     fmt, acc = (dtype.split("+") + [None])[:2]
     net = simple_net(seed=7)
-    x64 = np.random.default_rng(8).normal(size=(12, 2000, 3))  # 72000 values, 9 chunks
+    x64 = np.random.default_rng(8).normal(size=(12, 8000, 3))  # 288000 values, 36 chunks
     runs = {(th, dt): net.run_batch(x64.astype(dt), dtype=fmt, accumulate=acc, threads=th)
             for th in (1, 2) for dt in (np.float64, np.float32, np.float16)}
     for dt in (np.float64, np.float32, np.float16):
@@ -153,7 +153,7 @@ def test_large_inputs_copied_and_converted_by_the_pool_give_the_same_bits(dtype)
     for s in range(3):
         assert same(net.run(x3[s], dtype=fmt, accumulate=acc).states[1:], three.states[s]), s
     cell = gated_stack(np.random.default_rng(9))
-    xc = x64[:, :1000].astype(np.float32)
+    xc = x64.astype(np.float32)
     a, b = cell.run_batch(xc, dtype=fmt, accumulate=acc, threads=1), cell.run_batch(xc, dtype=fmt, accumulate=acc, threads=2)
     assert same(a.states, b.states)
     assert same(cell.run(xc[5], dtype=fmt, accumulate=acc).states[1:], a.states[5])
@@ -162,22 +162,31 @@ def test_large_inputs_copied_and_converted_by_the_pool_give_the_same_bits(dtype)
 @pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16])
 def test_non_finite_values_of_large_inputs_are_found_in_every_chunk(dt):
     net = simple_net()
-    x = np.zeros((12, 2000, 3), dtype=dt)  # 72000 values: checked in chunks of 8192 on 2 threads
-    x[0, 0, 0], x[5, 1000, 1], x[11, 1999, 2] = np.nan, np.inf, -np.inf
+    x = np.zeros((12, 8000, 3), dtype=dt)  # 288000 values: checked in chunks of 8192 on 2 threads
+    x[0, 0, 0], x[5, 4000, 1], x[11, 7999, 2] = np.nan, np.inf, -np.inf
     if dt != np.float16:
         x[3, 7, 0] = 1e5  # finite, though f16 rounds it to +inf as the run reads it
     for threads in (1, 2):
         with pytest.raises(InvalidInputError) as e:
             net.run_batch(x, dtype="f16", threads=threads)
         msg = str(e.value)
-        assert "x[0, 0, 0] is NaN" in msg and "x[5, 1000, 1] is inf" in msg and "x[11, 1999, 2] is -inf" in msg
+        assert "x[0, 0, 0] is NaN" in msg and "x[5, 4000, 1] is inf" in msg and "x[11, 7999, 2] is -inf" in msg
         assert "x[3, 7, 0]" not in msg and msg.count(" is ") == 3, msg
     # the finite value alone is no error: the f16 run reads it as +inf (as from a float16 array)
-    big = np.zeros((12, 2000, 3), dtype=dt)
+    big = np.zeros((12, 8000, 3), dtype=dt)
     big[3, 7, 0] = 1e5 if dt != np.float16 else np.float16(65504)
     r = net.run_batch(big, dtype="f16", threads=2)
     want = net.run(big[3], dtype="f16")
     assert same(r.states[3], want.states[1:])
+    # a strided array (read element by element) in an f16 run: the same values and reports
+    strided = np.zeros((12, 8000, 6), dtype=dt)[:, :, ::2]
+    strided[...] = big
+    assert not strided.flags.c_contiguous
+    assert same(net._core.run_batch(strided, "f16", None, None, 2, "states")["states"], r.states)
+    strided[0, 0, 0] = np.nan
+    with pytest.raises(InvalidInputError) as e:
+        net._core.run_batch(strided, "f16", None, None, 2, "states")
+    assert "x[0, 0, 0] is NaN" in str(e.value) and "x[3, 7, 0]" not in str(e.value)
 
 
 @pytest.mark.parametrize("dtype", FORMATS)

@@ -75,7 +75,7 @@ fn index_name(name: &str, shape: &[usize], flat: usize) -> String {
 }
 
 /// An array's values in logical (C) order and whether all are finite: a C-contiguous
-/// buffer is copied (by the pool of `threads` threads when large: `sim::parallel_copy`),
+/// buffer is copied (on `threads` threads when large: `sim::parallel_copy`),
 /// a strided or Fortran-ordered one read element by element.
 fn array_values<T>(arr: &PyReadonlyArrayDyn<'_, T>, threads: Option<usize>) -> (Vec<T>, bool)
 where
@@ -111,8 +111,8 @@ where
         }
         (Some(round), None) => {
             let (v, finite) = array_values(arr, threads);
-            let mut out = vec![f16::ZERO; v.len()];
-            round(&v, &mut out);
+            let out = parallel_copy::convert_chunks(&v, threads, f16::ZERO, round);
+            recycle::give(v);
             (Values::F16(out), finite)
         }
         (None, _) => {
@@ -142,14 +142,15 @@ fn report_non_finite<T: Copy + Into<f64>>(name: &str, shape: &[usize], values: &
 
 /// Reads a tensor handed over by the Python layer: a float64, float32 or float16 array (any
 /// memory layout), or (shape, ["p/q", ...]). Problems with its values are pushed onto `problems`
-/// (at most 5 per tensor, then a count); non-finite values are kept as 0 placeholders, so
-/// the caller raises but still sees the shape. With `exact`, the values become rationals.
+/// (at most 5 per tensor, then a count); the tensor is still returned (with `exact`, its
+/// non-finite values as 0 placeholders), so the caller raises but still sees the shape.
+/// With `exact`, the values become rationals.
 pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &mut Vec<String>) -> Option<Tensor> {
-    read_tensor_on(name, obj, exact, None, false, problems)
+    read_tensor_on(name, obj, exact, Some(1), false, problems)
 }
 
-/// `read_tensor`, a large float array copied by the pool of `threads` threads (None: all
-/// cores; the pool of the run the tensor is for), and with `to_f16` a float64 or float32
+/// `read_tensor`, a large float array copied on `threads` threads (None: all cores; the
+/// run's count: `sim::parallel_copy`), and with `to_f16` a float64 or float32
 /// array rounded to f16 as it is copied (`Values::F16`: the values an f16 run rounds it to).
 fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Option<usize>, to_f16: bool, problems: &mut Vec<String>) -> Option<Tensor> {
     let floats = if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
@@ -201,7 +202,7 @@ fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Opti
 
 /// Reads a network input x of shape (T, n) (`ndim` 2) or (batch, T, n) (`ndim` 3), n the
 /// network's input width, for a run of `dtype`; every problem is reported at once. A large
-/// array is copied by the pool of `threads` threads, the run's. For an f16 run (either
+/// array is copied on `threads` threads, the run's count. For an f16 run (either
 /// sums) a float64 or float32 array is rounded to f16 as it is copied, which is what the
 /// run's `into_format` would do (one pass over the array instead of a copy and a rounding:
 /// f16 SimpleRNN (1024, 1000, 16, 4), session 39).
@@ -260,9 +261,9 @@ impl Tensor {
     }
 
     /// As `to_format`, reusing the buffer when the values already are F's (f64 input run in
-    /// f64, f32 input in f32: no copy), else converting on the pool of `threads` threads
+    /// f64, f32 input in f32: no copy), else converting on `threads` threads
     /// when large (`sim::parallel_copy`; on the calling thread inside a custom format's
-    /// `with_format`, which the pool's threads do not see) and recycling the input's buffer.
+    /// `with_format`, which other threads do not see) and recycling the input's buffer.
     pub fn into_format<F: Float>(self, threads: Option<usize>) -> Vec<F> {
         let threads = if current_format().is_some() { Some(1) } else { threads };
         match self.values {

@@ -21,8 +21,8 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// `xs` as lane values: borrowed when `F` is stored as its lane values, else converted
-/// (exactly) by the pool of `threads` threads when large (`parallel_copy`: on the calling
-/// thread this pass held up the pool, 16 MB of f32 for a batch of 1024 × 1000 × 4 inputs).
+/// (exactly) on `threads` threads when large (`parallel_copy`: on one thread this pass held
+/// up the others, 16 MB of f32 for a batch of 1024 × 1000 × 4 inputs).
 /// Give the result to [`recycle_lanes`] after the run.
 pub fn lane_inputs<F: LaneFormat>(xs: &[F], threads: Option<usize>) -> Cow<'_, [F::C]> {
     if F::STORED_AS_LANE {

@@ -127,7 +127,8 @@ fn two_slots<C>(ring: &mut [C], len: usize, i: usize, j: usize) -> (&[C], &mut [
     }
 }
 
-/// Runs sequences `first..first + ns` of the batch (`xl`: the batch's inputs as lanes),
+/// Runs sequences `first..first + ns` of the batch (`xl`: the batch's inputs as lanes, or
+/// empty when no block reads them: `block_reads_lanes`; `x16`: their own bits, for f16),
 /// with each tick's units and rows split between `team` tasks when it is above 1
 /// (`unit_split`).
 ///
