@@ -52,8 +52,8 @@ impl PyCellNetwork {
 /// arrays of Fractions for exact runs).
 trait PyScalar: Scalar {
     fn from_tensor(t: &Tensor) -> Vec<Self>;
-    /// As `from_tensor`, reusing the tensor's buffer when it can, converting on the pool of
-    /// `threads` threads when large (`Tensor::into_format`).
+    /// As `from_tensor`, reusing the tensor's buffer when it can, converting on `threads`
+    /// threads when large (`Tensor::into_format`).
     fn into_vec(t: Tensor, threads: Option<usize>) -> Vec<Self>;
     fn to_py<'py>(py: Python<'py>, v: Vec<Self>, shape: Vec<usize>) -> PyResult<Bound<'py, PyAny>>;
 }

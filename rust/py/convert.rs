@@ -89,7 +89,7 @@ where
     // it back after the run (`sim::recycle`)
     let mut v = recycle::take(view.len());
     v.extend(view.iter().copied());
-    let finite = v.iter().fold(true, |ok, &x| ok & x.into().is_finite());
+    let finite = parallel_copy::finite(&v);
     (v, finite)
 }
 
@@ -111,9 +111,7 @@ where
         }
         (Some(round), None) => {
             let (v, finite) = array_values(arr, threads);
-            let out = parallel_copy::convert_chunks(&v, threads, f16::ZERO, round);
-            recycle::give(v);
-            (Values::F16(out), finite)
+            (Values::F16(converted(v, threads, round)), finite)
         }
         (None, _) => {
             let (v, finite) = array_values(arr, threads);
@@ -155,8 +153,7 @@ pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &m
 fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Option<usize>, to_f16: bool, problems: &mut Vec<String>) -> Option<Tensor> {
     let floats = if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
         // one rounding from the f64 (not through f32)
-        let round: ToF16<f64> = |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = <f16 as Float>::from_f64_rounded(x));
-        Some(float_values(name, &arr, threads, to_f16.then_some(round), Values::F64, problems))
+        Some(float_values(name, &arr, threads, to_f16.then_some(round_f64_slice_into::<f16>), Values::F64, problems))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f32>>() {
         Some(float_values(name, &arr, threads, to_f16.then_some(<f16 as Float>::round_f32_slice_into), Values::F32, problems))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f16>>() {
@@ -223,6 +220,11 @@ pub fn read_input(py: Python<'_>, x: &Bound<'_, PyAny>, dtype: Dtype, ndim: usiz
     }
 }
 
+/// out[i] = `from_f64_rounded(v[i])` (one rounding from the f64), over the shorter slice.
+fn round_f64_slice_into<F: Float>(v: &[f64], out: &mut [F]) {
+    out.iter_mut().zip(v).for_each(|(o, &x)| *o = F::from_f64_rounded(x));
+}
+
 /// `round` of `v` chunk by chunk (`parallel_copy::convert_chunks`), `v`'s buffer recycled.
 fn converted<A: Send + Sync + 'static, F: Float>(v: Vec<A>, threads: Option<usize>, round: impl Fn(&[A], &mut [F]) + Sync) -> Vec<F> {
     let out = parallel_copy::convert_chunks(&v, threads, F::zero(), round);
@@ -267,7 +269,7 @@ impl Tensor {
     pub fn into_format<F: Float>(self, threads: Option<usize>) -> Vec<F> {
         let threads = if current_format().is_some() { Some(1) } else { threads };
         match self.values {
-            Values::F64(v) => reuse_or_convert(v, |v| converted(v, threads, |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = F::from_f64_rounded(x)))),
+            Values::F64(v) => reuse_or_convert(v, |v| converted(v, threads, round_f64_slice_into::<F>)),
             // an f32 is an f64 exactly; one rounding to F, as from the float64 form
             Values::F32(v) => reuse_or_convert(v, |v| converted(v, threads, F::round_f32_slice_into)),
             // (an f16 is an f32 exactly, `LaneFormat::to_lanes`: the same one rounding)

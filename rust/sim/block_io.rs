@@ -131,8 +131,9 @@ mod tests {
         let l = lane_inputs(&hs, Some(2));
         assert!(matches!(l, Cow::Owned(_)));
         assert_eq!(&*l, &[hs[0].to_f32(), 65504.0]);
-        // a large batch: converted in chunks by the pool, every value in place
-        let big: Vec<half::bf16> = (0..70_001).map(|i| half::bf16::from_f32(i as f32 * 0.37 - 9e3)).collect();
+        // a large batch: converted in chunks on 2 threads (above the split's threshold),
+        // every value in place
+        let big: Vec<half::bf16> = (0..parallel_copy::PARALLEL_MIN + 1).map(|i| half::bf16::from_f32(i as f32 * 0.37 - 9e3)).collect();
         let lb = lane_inputs(&big, Some(2));
         assert!(lb.iter().zip(&big).all(|(&l, v)| l == v.to_f32()) && lb.len() == big.len());
         recycle_lanes(lb);

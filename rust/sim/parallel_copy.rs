@@ -108,7 +108,7 @@ pub fn convert_chunks<A: Sync, B: Copy + Send + Sync + 'static>(src: &[A], threa
 
 /// Whether every value is finite (one pass without early exit: it vectorises).
 #[inline]
-fn finite<T: Copy + Into<f64>>(s: &[T]) -> bool {
+pub fn finite<T: Copy + Into<f64>>(s: &[T]) -> bool {
     s.iter().fold(true, |ok, &x| ok & x.into().is_finite())
 }
 
