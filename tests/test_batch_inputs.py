@@ -133,7 +133,7 @@ def test_non_finite_float32_inputs_are_reported_with_their_index():
 
 
 @pytest.mark.parametrize("dtype", FORMATS + ["f16+f32"])
-def test_large_inputs_copied_and_converted_by_the_pool_give_the_same_bits(dtype):
+def test_large_inputs_copied_and_converted_on_several_threads_give_the_same_bits(dtype):
     """Inputs of at least 2^18 values are copied, checked and rounded in chunks on the run's
     threads (`sim::parallel_copy`): the same bits on 1 and 2 threads, from every input dtype,
     as single runs of each sequence (whose inputs are read on one thread)."""
