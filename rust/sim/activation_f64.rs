@@ -18,26 +18,42 @@
 //!    instead (`activation_f64_staged::short_pass_512`), and the few values it leaves go
 //!    through the next tiers one by one.
 //! 2. The values it leaves, gathered (across chunks, up to 64 at a time): the double-double
-//!    evaluation below (relative error below 2^−73), e = 2^−70·|hi|.
-//! 3. What that leaves (about one value in 10^5 of the second tier's): the exact computation
-//!    of `num::correctly_rounded`.
+//!    evaluation below (relative error below 2^−95), e = [`ERR`]·|hi| + [`ERR_FLOOR`]
+//!    (2^−92 relative).
+//! 3. What that leaves: the exact computation of `num::correctly_rounded`. Random values
+//!    reach it with a probability of about 2^−38 (Ziv's interval must hold an f64
+//!    midpoint), so in practice only σ's band (−746, −680] below goes there. (Until session
+//!    40 the second tier's bound was 2^−70, barely below the first tier's 2^−69: it decided
+//!    half of what the first left, and the other ~2·10^−5 of all values took the exact
+//!    computation at a few µs each, 3–4% of an f64 run's time.)
 //!
 //! The double-double evaluation:
 //!
 //! * e^y, y ∈ [−680, 0] (Tang's method, a 512-entry table): n = round(y·512/ln 2),
 //!   n = 512k + j, r = y − n·(C1 + C2 + C3) (ln 2/512 split so that n·C1 is exact and
-//!   y − n·C1 is exact by Sterbenz; r as a double-double, |r| ≤ ln 2/1024 < 2^−10.5),
-//!   P = e^r − 1 = r + r²/2 (double-double) + r³(1/6 + r/24 + … + r⁴/5040) (double; the
-//!   dropped r⁸/8! is below 2^−83 of r), e^y = 2^k·T_j·(1 + P) with T_j = 2^{j/512} a
-//!   double-double (error 2^−106), built on first use from malachite-float's correctly
-//!   rounded 2^{j/512} and ln 2.
+//!   y − n·C1 is exact by Sterbenz; r as a double-double rh + rl, |r| ≤ ln 2/1024 <
+//!   2^−10.5; n·C3's rounding, rl − n·C2's low part's and the dropped rest of ln 2/512 are
+//!   below 2^−127 in all, and r is exact for n = 0), e^y = 2^k·T_j·(1 + P) with T_j =
+//!   2^{j/512} a double-double (error 2^−106·T_j), built on first use from
+//!   malachite-float's correctly rounded 2^{j/512} and ln 2.
+//! * P = e^r − 1 (`expm1_reduced`) = P(rh) + rl·(1 + P(rh)) (the dropped rl²/2 is below
+//!   2^−106·r²), P(rh) = rh + rh²·R, R = 1/2 + rh(1/3! + rh(1/4! + rh(1/5! + rh·U))), the
+//!   four outer steps of Horner's scheme in double-double (the coefficients as pairs,
+//!   `Consts::inv_fact`; each step is an exact product, an exact sum and a low part rounded
+//!   at 2^−104 relative), U = 1/6! + rh/7! + rh²/8! + rh³/9! in double (its 2^−51 relative
+//!   error is 2^−113 of P once scaled by rh⁵/6!). The truncation, rh⁹/10! + …, is below
+//!   2^−116 of P; rh² = s + se exactly (`two_prod`). P's relative error: below 2^−101.
 //! * tanh(x) = sign(x)·(−m/(2 + m)), m = e^y − 1, y = −2|x|: for k ∈ {0, −1} m is
-//!   2^k·((T_j − 2^−k) + T_j·P) with T_j − 2^−k exact (0 for n = 0), so no cancellation;
-//!   below, |m| > 1/2. The largest error is the double part of P: 4 roundings of r³/6,
-//!   r²/6·2^−51 ≤ 2^−74.6 relative to m, doubled at most by m/(2 + m): 2^−73.6. (Measured
-//!   by the tests against 300-bit values: 2^−74.9 at worst on 8,000 samples.)
+//!   2^k·((T_j − 2^−k) + T_j·P) with T_j − 2^−k exact (0 for n = 0, where m = P), so no
+//!   cancellation; below, |m| > 1/2. The largest error: T_j's 2^−106·T_j against |T_j −
+//!   2^−k| ≥ 2^−9.5 (j = 1, 511), 2^−96.5 relative to m, times 2/(2 + m) ≤ 1.6 for the
+//!   quotient: below 2^−95.5, with the sums' low parts (2^−104 each) and the quotient's
+//!   (2^−102) below 2^−95.
 //! * σ(x) = 1/(1 + e) for x ≥ 0 and e/(1 + e) for x < 0, e = e^−|x| (no cancellation:
-//!   the relative error of e, ~2^−80, carries over at most once).
+//!   the relative error of e, ~2^−103, carries over at most once): below 2^−101. For x
+//!   near −680, e ≥ 2^−982 but the low parts (e's, the quotient's remainder terms) fall
+//!   among subnormals and are rounded to 2^−1074: an absolute error of a few 2^−1075,
+//!   which the bound's absolute part [`ERR_FLOOR`] (2^−1070) covers.
 //! * The shortcuts of `correctly_rounded` (tanh: x for |x| < 2^−30, ±1 from 20; σ: 1 from
 //!   40, +0 from −746, NaN for NaN). σ for x ∈ (−746, −680] goes to the exact computation:
 //!   there e^x nears the subnormal range, where a double-double loses its low part.
@@ -55,20 +71,26 @@ use std::sync::OnceLock;
 
 const TABLE_BITS: u32 = 9;
 const TABLE: usize = 1 << TABLE_BITS;
-/// The relative half-width of Ziv's interval (the error is below 2^−74).
-pub const ERR: f64 = 1.0 / (1u128 << 70) as f64;
+/// The relative half-width of the second tier's Ziv interval (its error is below 2^−95:
+/// module doc).
+pub const ERR: f64 = 1.0 / (1u128 << 92) as f64;
+/// The absolute part of that half-width: σ's results near 2^−981 (x near −680) have their
+/// low parts rounded among subnormals (module doc).
+pub const ERR_FLOOR: f64 = f64::MIN_POSITIVE / (1u64 << 48) as f64;
 /// σ below this (and above `SIGMOID_ZERO`) is left to the exact computation.
 pub(crate) const SIGMOID_LOW: f64 = -680.0;
 /// 1.5·2^52: y·512/ln 2 + MAGIC holds round(y·512/ln 2) in its low bits.
 pub(crate) const MAGIC: f64 = 6_755_399_441_055_744.0;
 
-/// T_j = 2^{j/512} = hi[j] + lo[j], and ln 2/512 = c1 + c2 + c3 (c1 with 32 significant bits).
+/// T_j = 2^{j/512} = hi[j] + lo[j], ln 2/512 = c1 + c2 + c3 (c1 with 32 significant bits),
+/// and 1/3!, 1/4!, 1/5! as pairs (nearest double, nearest double to the rest).
 pub(crate) struct Consts {
     pub(crate) hi: [f64; TABLE],
     pub(crate) lo: [f64; TABLE],
     pub(crate) c1: f64,
     pub(crate) c2: f64,
     c3: f64,
+    inv_fact: [(f64, f64); 3],
     /// 512/ln 2 rounded.
     pub(crate) inv: f64,
 }
@@ -88,7 +110,7 @@ pub(crate) fn consts() -> &'static Consts {
                 d
             })
         };
-        let mut c = Box::new(Consts { hi: [0.0; TABLE], lo: [0.0; TABLE], c1: 0.0, c2: 0.0, c3: 0.0, inv: 0.0 });
+        let mut c = Box::new(Consts { hi: [0.0; TABLE], lo: [0.0; TABLE], c1: 0.0, c2: 0.0, c3: 0.0, inv_fact: [(0.0, 0.0); 3], inv: 0.0 });
         for j in 0..TABLE {
             let t = Float::power_of_2_rational_prec_round(Rational::from_unsigneds(j as u64, TABLE as u64), P, Nearest).0;
             let [h, l, _] = split(t, [53, 53, 53]);
@@ -97,6 +119,10 @@ pub(crate) fn consts() -> &'static Consts {
         let l = Float::ln_2_prec(P).0 >> TABLE_BITS;
         [c.c1, c.c2, c.c3] = split(l.clone(), [32, 53, 53]);
         c.inv = f64::rounding_from(l.reciprocal_prec_round(P, Nearest).0, Nearest).0;
+        for (i, factorial) in [6u64, 24, 120].into_iter().enumerate() {
+            let [h, l, _] = split(Float::from_rational_prec_round(Rational::from_unsigneds(1, factorial), P, Nearest).0, [53, 53, 53]);
+            c.inv_fact[i] = (h, l);
+        }
         c
     })
 }
@@ -170,12 +196,34 @@ fn exp_parts<const FMA: bool>(y: f64, c: &Consts) -> (f64, (f64, f64), (f64, f64
     let (p, pe) = two_prod::<FMA>(n, c.c2);
     let (rh, rl) = two_sum(t, -p);
     let (rh, rl) = fast_two_sum(rh, (rl - pe) - n * c.c3);
-    // e^r − 1
+    (scale, t_j, expm1_reduced::<FMA>(rh, rl, c))
+}
+
+/// e^r − 1 for r = rh + rl, |r| < 2^−10.5, as a double-double (relative error below
+/// 2^−101: module doc): P(rh) by Horner's scheme, its four outer steps in double-double,
+/// then + rl·(1 + P(rh)).
+#[inline(always)]
+fn expm1_reduced<const FMA: bool>(rh: f64, rl: f64, c: &Consts) -> (f64, f64) {
+    // U = 1/6! + rh/7! + rh²/8! + rh³/9!, in double
+    let u = fmadd::<FMA>(rh, fmadd::<FMA>(rh, fmadd::<FMA>(rh, 1.0 / 362_880.0, 1.0 / 40_320.0), 1.0 / 5040.0), 1.0 / 720.0);
+    // (vh, vl) = c + rh·(vh, vl) for c = 1/5!, 1/4!, 1/3!, 1/2
+    let (mut vh, mut vl) = (u, 0.0);
+    for (ch, cl) in [c.inv_fact[2], c.inv_fact[1], c.inv_fact[0], (0.5, 0.0)] {
+        let (p, pe) = two_prod::<FMA>(rh, vh);
+        let (sh, sl) = two_sum(ch, p);
+        (vh, vl) = fast_two_sum(sh, sl + (cl + (pe + rh * vl)));
+    }
+    // P(rh) = rh + rh²·R, rh² = s + se exactly
     let (s, se) = two_prod::<FMA>(rh, rh);
-    let q = rh * s * (1.0 / 6.0 + rh * (1.0 / 24.0 + rh * (1.0 / 120.0 + rh * (1.0 / 720.0 + rh * (1.0 / 5040.0)))));
-    let (ph, pl) = two_sum(rh, 0.5 * s);
-    let (ph, pl) = fast_two_sum(ph, pl + (rl + ((0.5 * se + rh * rl) + q)));
-    (scale, t_j, (ph, pl))
+    let (p, pe) = two_prod::<FMA>(s, vh);
+    let (h, l) = two_sum(rh, p);
+    fast_two_sum(h, l + ((pe + (s * vl + se * vh)) + (rl + rl * h)))
+}
+
+/// a·b + c: one FMA when `FMA`, else a product and a sum (both within the error budgets).
+#[inline(always)]
+pub(crate) fn fmadd<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
+    if FMA { a.mul_add(b, c) } else { a * b + c }
 }
 
 /// (u − 1 + tl) + T·P as a double-double, T = th + tl: T·(1 + P) − 1 + u.
@@ -245,8 +293,14 @@ fn relative(q: (f64, f64), err: f64) -> ((f64, f64), f64) {
     (q, err * q.0.abs())
 }
 
+/// A second-tier pair and its Ziv bound, [`ERR`]·|q| + [`ERR_FLOOR`].
+#[inline(always)]
+fn second_tier_bound(q: (f64, f64)) -> ((f64, f64), f64) {
+    (q, ERR * q.0.abs() + ERR_FLOOR)
+}
+
 /// Which evaluation a lane uses (`QUICK`): the first tier (`activation_f64_quick`, ~2^−61)
-/// or the double-double one (2^−73).
+/// or the double-double one (2^−95).
 const QUICK: bool = true;
 const DOUBLE: bool = false;
 
@@ -256,7 +310,7 @@ const DOUBLE: bool = false;
 fn tanh_lane<const FMA: bool, const TIER: bool>(x: f64, c: &Consts) -> (f64, bool) {
     let a = x.abs();
     let am = a.clamp(TANH_TINY, TANH_ONE.next_down());
-    let ((qh, ql), e) = if TIER == QUICK { tanh_quick::<FMA>(am, c) } else { relative(tanh_dd::<FMA>(am, c), ERR) };
+    let ((qh, ql), e) = if TIER == QUICK { tanh_quick::<FMA>(am, c) } else { second_tier_bound(tanh_dd::<FMA>(am, c)) };
     let (t, decided) = decide(qh, ql, e);
     let main = (TANH_TINY..TANH_ONE).contains(&a);
     let v = if a < TANH_TINY {
@@ -275,7 +329,7 @@ fn tanh_lane<const FMA: bool, const TIER: bool>(x: f64, c: &Consts) -> (f64, boo
 #[inline(always)]
 fn sigmoid_lane<const FMA: bool, const TIER: bool>(x: f64, c: &Consts) -> (f64, bool) {
     let xm = x.clamp(SIGMOID_LOW, SIGMOID_ONE);
-    let ((qh, ql), e) = if TIER == QUICK { relative(sigmoid_quick::<FMA>(xm, c), ERR_SIGMOID) } else { relative(sigmoid_dd::<FMA>(xm, c), ERR) };
+    let ((qh, ql), e) = if TIER == QUICK { relative(sigmoid_quick::<FMA>(xm, c), ERR_SIGMOID) } else { second_tier_bound(sigmoid_dd::<FMA>(xm, c)) };
     let (s, decided) = decide(qh, ql, e);
     let main = x > SIGMOID_LOW && x < SIGMOID_ONE;
     let band = x > SIGMOID_ZERO && x <= SIGMOID_LOW; // left to the exact computation

@@ -48,7 +48,7 @@
 //!   truncation. Ziv's test uses z·2^−51 + 2^−90 (twice that). The two bounds cross near
 //!   a = 2^−7: 2^−52.2·a² = 2^−73/a at a = 2^−6.9 (both ~2^−66 there).
 
-use crate::sim::activation_f64::{div_dd, div_dd_and_inverse, fast_two_sum, table_parts, two_prod, Consts};
+use crate::sim::activation_f64::{div_dd, div_dd_and_inverse, fast_two_sum, fmadd, table_parts, two_prod, Consts};
 
 /// Ziv's bound of σ's first tier (above twice the analysis's 2^−70.5).
 pub const ERR_SIGMOID: f64 = 1.0 / (1u128 << 69) as f64;
@@ -66,12 +66,6 @@ pub const ERR_TANH_SERIES_FLOOR: f64 = 1.0 / (1u128 << 90) as f64;
 
 /// tanh's Taylor coefficients c_1..c_5 of a^3, a^5, …, a^11: 2^{2n}(2^{2n} − 1)B_{2n}/(2n)!.
 pub(crate) const TANH_SERIES: [f64; 5] = [-1.0 / 3.0, 2.0 / 15.0, -17.0 / 315.0, 62.0 / 2835.0, -1382.0 / 155925.0];
-
-/// a·b + c: one FMA when `FMA`, else a product and a sum (both within the error budget).
-#[inline(always)]
-fn fmadd<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
-    if FMA { a.mul_add(b, c) } else { a * b + c }
-}
 
 /// E = T_j·(1 + P) for y ∈ [−680, 0] as (2^k, th, A, L): E = th + A + L (not normalised;
 /// th + A is an exact pair), e^y = 2^k·E, error of E ≤ 2^−71.1 (module doc).
