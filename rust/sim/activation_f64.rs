@@ -25,7 +25,7 @@
 //!    midpoint), so in practice only σ's band (−746, −680] below goes there. (Until session
 //!    40 the second tier's bound was 2^−70, barely below the first tier's 2^−69: it decided
 //!    half of what the first left, and the other ~2·10^−5 of all values took the exact
-//!    computation at a few µs each, 3–4% of an f64 run's time.)
+//!    computation at about 13 µs each, 7% of the time of an f64 GRU at hidden 16.)
 //!
 //! The double-double evaluation:
 //!
