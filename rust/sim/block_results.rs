@@ -128,15 +128,36 @@ impl Kept {
     /// contiguous run per sequence: its rows while it runs (tick < its length), zeros after.
     /// `tick_rows[i]` holds tick t0 + i's rows, sequence s at s·stride.
     pub fn flush<F: LaneFormat>(&self, dst: &mut [MaybeUninit<F>], lens: &[usize], ticks: (usize, usize), stride: usize, tick_rows: &[&[F::C]]) {
+        self.flush_rows(dst, lens, ticks, stride, tick_rows, F::zero(), |out, src| {
+            if !(self.stream && stream_copy::<F>(out, src)) {
+                F::from_lanes_uninit(out, src);
+            }
+        });
+    }
+
+    /// [`Kept::flush`] for f16 rows kept as their binary16 bits (the f16 SimpleRNN on the
+    /// native tile, `float_batch::run_block`): copied as they are, with no conversion from
+    /// f32 lanes (which had taken 13% of that run).
+    pub fn flush_f16_bits(&self, dst: &mut [MaybeUninit<u16>], lens: &[usize], ticks: (usize, usize), stride: usize, tick_rows: &[&[u16]]) {
+        self.flush_rows(dst, lens, ticks, stride, tick_rows, 0, |out, src| {
+            if !(self.stream && stream_same(out, src)) {
+                out.iter_mut().zip(src).for_each(|(o, &v)| _ = o.write(v));
+            }
+        });
+    }
+
+    /// The loop of the flushes: `store` writes one row of a running sequence.
+    #[allow(clippy::too_many_arguments)]
+    fn flush_rows<T: Copy, R>(&self, dst: &mut [MaybeUninit<T>], lens: &[usize], ticks: (usize, usize), stride: usize, tick_rows: &[&[R]], zero: T, store: impl Fn(&mut [MaybeUninit<T>], &[R])) {
         let ((t0, t1), (t_max, row)) = (ticks, (self.t_max, self.row));
         debug_assert_eq!(tick_rows.len(), t1 - t0);
         for (s, &len) in lens.iter().enumerate() {
             for (t, rows) in (t0..t1).zip(tick_rows) {
                 let out = &mut dst[(s * t_max + t) * row..][..row];
                 if t >= len {
-                    out.iter_mut().for_each(|v| _ = v.write(F::zero()));
-                } else if !(self.stream && stream_copy::<F>(out, &rows[s * stride..s * stride + row])) {
-                    F::from_lanes_uninit(out, &rows[s * stride..s * stride + row]);
+                    out.iter_mut().for_each(|v| _ = v.write(zero));
+                } else {
+                    store(out, &rows[s * stride..s * stride + row]);
                 }
             }
         }
@@ -168,40 +189,49 @@ impl Kept {
 /// converted with F16C (`lanes::f16_from_lanes_f16c`); false (nothing written) otherwise.
 #[inline]
 fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool {
+    use std::any::TypeId;
+    if F::STORED_AS_LANE && (TypeId::of::<F::C>() == TypeId::of::<f32>() || TypeId::of::<F::C>() == TypeId::of::<f64>()) {
+        // F is F::C (stored as its lane value)
+        return stream_same(crate::sim::same_type::uninit_lanes_mut::<F, F::C>(dst), src);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if TypeId::of::<F>() == TypeId::of::<half::f16>() && crate::sim::cpu::avx2_f16c() && aligned_units(dst) && dst.len() == src.len() {
+        // SAFETY: F is f16, whose lane type F::C is f32; dst (binary16 values) is 16-byte
+        // aligned and holds 8k values, as src (checked); the CPU has AVX2 and F16C.
+        unsafe { crate::sim::lanes::f16_from_lanes_f16c::<true>(dst.as_mut_ptr().cast(), std::slice::from_raw_parts(src.as_ptr().cast::<f32>(), src.len())) };
+        return true;
+    }
+    false
+}
+
+/// Whether `dst` starts on a 16-byte boundary and holds a whole number of 16-byte units.
+fn aligned_units<T>(dst: &[MaybeUninit<T>]) -> bool {
+    (dst.as_ptr() as usize).is_multiple_of(16) && std::mem::size_of_val(dst).is_multiple_of(16)
+}
+
+/// dst = src (the same type) with non-temporal 16-byte stores (SSE2 `movntdq`), when
+/// `dst` is [`aligned_units`]; false (nothing written) otherwise, or off x86-64.
+#[inline]
+fn stream_same<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::any::TypeId;
         use std::arch::x86_64::*;
-        let (p, bytes) = (dst.as_mut_ptr() as usize, std::mem::size_of_val(dst));
-        if p % 16 != 0 || bytes % 16 != 0 || dst.len() != src.len() {
+        if !aligned_units(dst) || dst.len() != src.len() {
             return false;
         }
         let (d, sp) = (dst.as_mut_ptr().cast::<u8>(), src.as_ptr().cast::<u8>());
-        if F::STORED_AS_LANE && TypeId::of::<F::C>() == TypeId::of::<f32>() {
-            for i in (0..bytes).step_by(16) {
-                // SAFETY: SSE2 (x86-64); i + 16 ≤ bytes = the length of both slices in
-                // bytes (F is F::C, same length), and d + i is 16-byte aligned (checked).
-                unsafe { _mm_stream_ps(d.add(i).cast(), _mm_loadu_ps(sp.add(i).cast())) };
-            }
-            return true;
+        for i in (0..std::mem::size_of_val(dst)).step_by(16) {
+            // SAFETY: SSE2 (x86-64); i + 16 ≤ the length of both slices in bytes (same type,
+            // same length), and d + i is 16-byte aligned (checked).
+            unsafe { _mm_stream_si128(d.add(i).cast(), _mm_loadu_si128(sp.add(i).cast())) };
         }
-        if F::STORED_AS_LANE && TypeId::of::<F::C>() == TypeId::of::<f64>() {
-            for i in (0..bytes).step_by(16) {
-                // SAFETY: as above.
-                unsafe { _mm_stream_pd(d.add(i).cast(), _mm_loadu_pd(sp.add(i).cast())) };
-            }
-            return true;
-        }
-        if TypeId::of::<F>() == TypeId::of::<half::f16>() && crate::sim::cpu::avx2_f16c() {
-            // SAFETY: F is f16, whose lane type F::C is f32; dst (binary16 values) is 16-byte
-            // aligned and holds 8k values, as src (checked); the CPU has AVX2 and F16C.
-            unsafe { crate::sim::lanes::f16_from_lanes_f16c::<true>(d.cast(), std::slice::from_raw_parts(sp.cast::<f32>(), src.len())) };
-            return true;
-        }
+        true
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (dst, src);
-    false
+    {
+        let _ = (dst, src);
+        false
+    }
 }
 
 #[cfg(test)]
@@ -239,7 +269,19 @@ mod tests {
             got.push(unsafe { buf.filled() }.iter().map(|v| v.to_f32()).collect::<Vec<_>>());
         }
         let want: Vec<f32> = (0..2).flat_map(|s| (0..3).flat_map(move |t| (0..8).map(move |i| (s, t, i)))).map(|(s, t, i)| if s == 1 && t == 2 { 0.0 } else { ticks[t][s * 9 + i] }).collect();
-        assert_eq!(got, [want.clone(), want]);
+        assert_eq!(got, [want.clone(), want.clone()]);
+        // the same rows as binary16 bits (`flush_f16_bits`), from a ring of stride 9
+        for stream in [false, true] {
+            let bits: Vec<Vec<u16>> = ticks.iter().map(|t| t.iter().map(|&v| half::f16::from_f32(v).to_bits()).collect()).collect();
+            let kept = Kept { t_max: 3, row: 8, stream };
+            let mut buf = Unfilled::<u16>::new(2 * 3 * 8);
+            let mut shares = buf.shares(3 * 8, 2, &[0], 2);
+            kept.flush_f16_bits(&mut shares[0], &[3, 2], (0, 3), 9, &[&bits[0], &bits[1], &bits[2]]);
+            drop(shares);
+            // SAFETY: ticks 0..3 flushed for both sequences (the second's tick 2 as zeros).
+            let v: Vec<f32> = unsafe { buf.filled() }.iter().map(|&b| half::f16::from_bits(b).to_f32()).collect();
+            assert_eq!(v, want, "binary16 rows, stream {stream}");
+        }
         assert!(Kept::new::<f32>(1024, 100, 16).stream && !Kept::new::<f32>(10, 100, 16).stream);
         assert_eq!(ticks_per_flush(true, 1000, 100), 3);
         assert_eq!(ticks_per_flush(true, 4, 100), 100);

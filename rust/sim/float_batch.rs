@@ -174,11 +174,17 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
         plan.output(fin, &mut out.final_outputs[s * o..(s + 1) * o], spec.fma);
         ctl.advance(1);
     };
-    // the kept states (and outputs) of ticks t0..t1, sequence by sequence
+    // the kept states (and outputs) of ticks t0..t1, sequence by sequence: from the ring of
+    // binary16 states when the block keeps one (`h16`, below), else from the lanes' ring
     let mut row = vec![F::zero(); d];
-    let mut flush = |ring: &[F::C], t0: usize, t1: usize, out: &mut BlockOut<'_, F>| {
+    let mut flush = |ring: &[F::C], h16: &[u16], t0: usize, t1: usize, out: &mut BlockOut<'_, F>| {
         let ticks: Vec<&[F::C]> = (t0..t1).map(|t| &ring[slot(t + 1) * len..][..len]).collect();
-        kept.flush::<F>(out.states, &lens, (t0, t1), up, &ticks);
+        if h16.is_empty() {
+            kept.flush::<F>(out.states, &lens, (t0, t1), up, &ticks);
+        } else {
+            let ticks16: Vec<&[u16]> = (t0..t1).map(|t| &h16[slot(t + 1) * ns * d..][..ns * d]).collect();
+            kept.flush_f16_bits(same_type::f16_bits_mut(out.states), &lens, (t0, t1), d, &ticks16);
+        }
         if o > 0 && spec.keep.extras() {
             for (s, &l) in lens.iter().enumerate() {
                 for (t, h) in (t0..t1.min(l)).zip(&ticks) {
@@ -196,10 +202,11 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     let bits = binary16_activation::<F>(plan.activation, team);
     let uh = if bits.is_some() { binary16_width(&w.v) } else { 0 };
     let mut rows16 = vec![0u16; ns * uh];
-    // and the inputs (f16: their own bits) and the states (two slots, h_{t-1} and h_t, ns
-    // rows of d) in binary16 as the tile reads them (`affine_bits`): no row converted
+    // and the inputs (f16: their own bits) and the states (a ring of slots as the lanes',
+    // ns rows of d each) in binary16 as the tile reads them (`affine_bits`): no row
+    // converted, and the kept states flushed from there as they are (`Kept::flush_f16_bits`)
     let x16 = x16.filter(|_| !block_reads_lanes::<F>(plan, w, ns, team, true));
-    let mut h16 = vec![0u16; if x16.is_some() { 2 * ns * d } else { 0 }];
+    let mut h16 = vec![0u16; if x16.is_some() { slots * ns * d } else { 0 }];
     if x16.is_some() {
         let starts = same_type::slice::<F::C, f32>(&ring[..len]);
         for (h, row) in h16.chunks_exact_mut(d).zip(starts.chunks_exact(up)) {
@@ -227,8 +234,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             // one sequence on one thread, a small layer: in registers (`rnn_single`)
             single.tick(x().z, prev, cur, spec.fma);
         } else if let (Some(func), Some(x16)) = (bits, x16) {
-            let (a, b) = h16.split_at_mut(ns * d);
-            let (hp, hc) = if t % 2 == 0 { (&*a, b) } else { (&*b, a) };
+            let (hp, hc) = two_slots(&mut h16, ns * d, slot(t), slot(t + 1));
             affine_bits(&w.b, &[(&w.wx, &x16[(first * t_max + t) * n..], t_max * n), (&w.v, hp, d)], ns, &mut rows16, spec.fma);
             crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, Some(hc));
         } else if let Some(func) = bits {
@@ -248,7 +254,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             }
         }
         if spec.keep.states() && (t + 1 - t0 == chunk || t + 1 == longest) {
-            flush(&ring, t0, t + 1, &mut out);
+            flush(&ring, &h16, t0, t + 1, &mut out);
             t0 = t + 1;
         }
     }
