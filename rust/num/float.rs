@@ -18,7 +18,7 @@
 //! `custom_float::Custom`, whose values carry their runtime format.
 
 use crate::num::round::{round_f64_in, round_to_f64_in, BinaryFormat};
-use half::slice::HalfFloatSliceExt;
+use std::mem::MaybeUninit;
 use half::{bf16, f16};
 use malachite::Rational;
 
@@ -40,17 +40,19 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn from_f32_rounded(v: f32) -> Self {
         Self::from_f64_rounded(f64::from(v))
     }
-    /// `from_f32_rounded` over a slice, into `out` (of v's length; the half formats override
-    /// it with `half`'s bulk conversions, vectorised: the same values).
-    fn round_f32_slice_into(v: &[f32], out: &mut [Self]) {
+    /// `from_f32_rounded` over a slice, written into `out` (uninitialised, of v's length; f16
+    /// overrides it with F16C's conversion, 8 values at a time: the same values).
+    fn round_f32_slice_uninit(v: &[f32], out: &mut [MaybeUninit<Self>]) {
         for (o, &x) in out.iter_mut().zip(v) {
-            *o = Self::from_f32_rounded(x);
+            o.write(Self::from_f32_rounded(x));
         }
     }
-    /// `from_f32_rounded` over a slice (`round_f32_slice_into` a new vector).
+    /// `from_f32_rounded` over a slice (`round_f32_slice_uninit` into a new vector).
     fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> {
-        let mut out = vec![Self::zero(); v.len()];
-        Self::round_f32_slice_into(v, &mut out);
+        let mut out = Vec::with_capacity(v.len());
+        Self::round_f32_slice_uninit(v, &mut out.spare_capacity_mut()[..v.len()]);
+        // SAFETY: the call wrote all v.len() values (its contract), within the capacity
+        unsafe { out.set_len(v.len()) };
         out
     }
     fn to_f64(self) -> f64;
@@ -165,7 +167,12 @@ impl Float for f16 {
     fn from_f64_rounded(v: f64) -> Self { f16::from_f64(round_f64_in(v, BinaryFormat::F16)) }
     #[inline(always)]
     fn from_f32_rounded(v: f32) -> Self { f16::from_f32(v) }
-    fn round_f32_slice_into(v: &[f32], out: &mut [Self]) { out.convert_from_f32_slice(v) }
+    /// `LaneFormat::from_lanes_uninit`: F16C's `vcvtps2ph` inline, 8 values at a time (where
+    /// `half`'s slice conversion called a function per 8, 0.65 ns per value in all with the
+    /// zeroing before it: 9% of an f16 SimpleRNN's run at hidden 16, session 40).
+    fn round_f32_slice_uninit(v: &[f32], out: &mut [MaybeUninit<Self>]) {
+        <f16 as crate::sim::lanes::LaneFormat>::from_lanes_uninit(out, v)
+    }
     fn to_f64(self) -> f64 { f16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { f16::from_f32(self.to_f32() + o.to_f32()) }
@@ -183,7 +190,6 @@ impl Float for bf16 {
     fn from_f64_rounded(v: f64) -> Self { bf16::from_f64(round_f64_in(v, BinaryFormat::BF16)) }
     #[inline(always)]
     fn from_f32_rounded(v: f32) -> Self { bf16::from_f32(v) }
-    fn round_f32_slice_into(v: &[f32], out: &mut [Self]) { out.convert_from_f32_slice(v) }
     fn to_f64(self) -> f64 { bf16::to_f64(self) }
     #[inline(always)]
     fn add(self, o: Self) -> Self { bf16::from_f32(self.to_f32() + o.to_f32()) }

@@ -24,6 +24,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use std::any::Any;
 use std::cmp::Ordering;
+use std::mem::MaybeUninit;
 
 /// Maps a core error onto the Python exception family defined in `rnnsim/errors.py`.
 pub fn to_pyerr(py: Python<'_>, e: SimError) -> PyErr {
@@ -93,8 +94,8 @@ where
     (v, finite)
 }
 
-/// A rounding of a slice to f16, into a slice of its length.
-type ToF16<T> = fn(&[T], &mut [f16]);
+/// A rounding of a slice to f16, written into an uninitialised slice of its length.
+type ToF16<T> = fn(&[T], &mut [MaybeUninit<f16>]);
 
 /// A float array's shape and values: its own (`wrap`), or rounded to f16 by `to_f16` as
 /// they are copied; a problem pushed for each non-finite value of the array.
@@ -106,7 +107,7 @@ where
     let view = arr.as_array();
     let (values, finite) = match (to_f16, view.as_slice()) {
         (Some(round), Some(s)) => {
-            let (v, finite) = parallel_copy::convert_checking_finite(s, threads, f16::ZERO, round);
+            let (v, finite) = parallel_copy::written_checking_finite(s, threads, round);
             (Values::F16(v), finite)
         }
         (Some(round), None) => {
@@ -153,9 +154,9 @@ pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &m
 fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Option<usize>, to_f16: bool, problems: &mut Vec<String>) -> Option<Tensor> {
     let floats = if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
         // one rounding from the f64 (not through f32)
-        Some(float_values(name, &arr, threads, to_f16.then_some(round_f64_slice_into::<f16>), Values::F64, problems))
+        Some(float_values(name, &arr, threads, to_f16.then_some(round_f64_slice_uninit::<f16>), Values::F64, problems))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f32>>() {
-        Some(float_values(name, &arr, threads, to_f16.then_some(<f16 as Float>::round_f32_slice_into), Values::F32, problems))
+        Some(float_values(name, &arr, threads, to_f16.then_some(<f16 as Float>::round_f32_slice_uninit), Values::F32, problems))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f16>>() {
         Some(float_values(name, &arr, threads, None, Values::F16, problems))
     } else {
@@ -220,14 +221,16 @@ pub fn read_input(py: Python<'_>, x: &Bound<'_, PyAny>, dtype: Dtype, ndim: usiz
     }
 }
 
-/// out[i] = `from_f64_rounded(v[i])` (one rounding from the f64), over the shorter slice.
-fn round_f64_slice_into<F: Float>(v: &[f64], out: &mut [F]) {
-    out.iter_mut().zip(v).for_each(|(o, &x)| *o = F::from_f64_rounded(x));
+/// out[i] = `from_f64_rounded(v[i])` (one rounding from the f64), written over the shorter
+/// slice.
+fn round_f64_slice_uninit<F: Float>(v: &[f64], out: &mut [MaybeUninit<F>]) {
+    out.iter_mut().zip(v).for_each(|(o, &x)| _ = o.write(F::from_f64_rounded(x)));
 }
 
-/// `round` of `v` chunk by chunk (`parallel_copy::convert_chunks`), `v`'s buffer recycled.
-fn converted<A: Send + Sync + 'static, F: Float>(v: Vec<A>, threads: Option<usize>, round: impl Fn(&[A], &mut [F]) + Sync) -> Vec<F> {
-    let out = parallel_copy::convert_chunks(&v, threads, F::zero(), round);
+/// `round` of `v` chunk by chunk (`parallel_copy::written`: `round` writes every value of
+/// its chunk), `v`'s buffer recycled.
+fn converted<A: Send + Sync + 'static, F: Float>(v: Vec<A>, threads: Option<usize>, round: impl Fn(&[A], &mut [MaybeUninit<F>]) + Sync) -> Vec<F> {
+    let out = parallel_copy::written(&v, threads, round);
     recycle::give(v);
     out
 }
@@ -269,11 +272,11 @@ impl Tensor {
     pub fn into_format<F: Float>(self, threads: Option<usize>) -> Vec<F> {
         let threads = if current_format().is_some() { Some(1) } else { threads };
         match self.values {
-            Values::F64(v) => reuse_or_convert(v, |v| converted(v, threads, round_f64_slice_into::<F>)),
+            Values::F64(v) => reuse_or_convert(v, |v| converted(v, threads, round_f64_slice_uninit::<F>)),
             // an f32 is an f64 exactly; one rounding to F, as from the float64 form
-            Values::F32(v) => reuse_or_convert(v, |v| converted(v, threads, F::round_f32_slice_into)),
+            Values::F32(v) => reuse_or_convert(v, |v| converted(v, threads, F::round_f32_slice_uninit)),
             // (an f16 is an f32 exactly, `LaneFormat::to_lanes`: the same one rounding)
-            Values::F16(v) => reuse_or_convert(v, |v| converted(v, threads, |s, d| F::round_f32_slice_into(&f16::to_lanes(s), d))),
+            Values::F16(v) => reuse_or_convert(v, |v| converted(v, threads, |s, d| F::round_f32_slice_uninit(&f16::to_lanes(s), d))),
             Values::Exact(v) => v.iter().map(F::from_rational).collect(),
         }
     }

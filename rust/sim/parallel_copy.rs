@@ -85,41 +85,60 @@ pub fn copy_checking_finite<T: Copy + Into<f64> + Send + Sync + 'static>(src: &[
     })
 }
 
-/// `convert_chunks` of `src` and whether all of `src`'s values are finite, each chunk checked
-/// right after its conversion (an f16 run's input rounded as it is copied out of numpy).
-pub fn convert_checking_finite<A: Copy + Into<f64> + Send + Sync + 'static, B: Copy + Send + Sync + 'static>(src: &[A], threads: Option<usize>, zero: B, convert: impl Fn(&[A], &mut [B]) + Sync) -> (Vec<B>, bool) {
+/// `written` of `src` and whether all of `src`'s values are finite, each chunk checked right
+/// after it is written (an f16 run's input rounded as it is copied out of numpy).
+pub fn written_checking_finite<A: Copy + Into<f64> + Send + Sync + 'static, B: Send + 'static>(src: &[A], threads: Option<usize>, write: impl Fn(&[A], &mut [MaybeUninit<B>]) + Sync) -> (Vec<B>, bool) {
     filled_by(src, threads, |s, d| {
-        converted_into(s, d, zero, &convert);
+        write(s, d);
         finite(s)
     })
 }
 
-/// `convert` of `src`, chunk by chunk: each destination chunk, zeroed first (`zero`), gets
-/// `convert(source chunk, destination chunk)`. `convert` must be a pure function of its
-/// chunk: chunks run on several threads and in no fixed order (thread-local state such as
+/// A new vector written chunk by chunk: `write(source chunk, destination chunk)` must write
+/// every value of the (uninitialised) destination chunk, as a pure function of its chunk:
+/// chunks run on several threads and in no fixed order (thread-local state such as
 /// `custom_float::with_format` is not seen there: callers keep such conversions serial).
-pub fn convert_chunks<A: Sync, B: Copy + Send + Sync + 'static>(src: &[A], threads: Option<usize>, zero: B, convert: impl Fn(&[A], &mut [B]) + Sync) -> Vec<B> {
+pub fn written<A: Sync, B: Send + 'static>(src: &[A], threads: Option<usize>, write: impl Fn(&[A], &mut [MaybeUninit<B>]) + Sync) -> Vec<B> {
     filled_by(src, threads, |s, d| {
-        converted_into(s, d, zero, &convert);
+        write(s, d);
         true
     })
     .0
 }
 
-/// Whether every value is finite (one pass without early exit: it vectorises).
-#[inline]
-pub fn finite<T: Copy + Into<f64>>(s: &[T]) -> bool {
-    s.iter().fold(true, |ok, &x| ok & x.into().is_finite())
+/// `written` by a conversion between initialised slices: each destination chunk zeroed
+/// first (`zero`), then `convert(source chunk, destination chunk)`.
+pub fn convert_chunks<A: Sync, B: Copy + Send + Sync + 'static>(src: &[A], threads: Option<usize>, zero: B, convert: impl Fn(&[A], &mut [B]) + Sync) -> Vec<B> {
+    written(src, threads, |s, d| {
+        for m in d.iter_mut() {
+            m.write(zero);
+        }
+        // SAFETY: every value of d was just written (`assume_init_mut`, Rust 1.93)
+        convert(s, unsafe { std::slice::from_raw_parts_mut(d.as_mut_ptr().cast::<B>(), d.len()) });
+    })
 }
 
-/// d (uninitialised) = `convert(s)`: zeroed first, then converted in place.
+/// Whether every value is finite (one pass without early exit: it vectorises, with AVX2
+/// where the CPU has it: the crate's baseline is SSE2's 4 f32 or 2 f64 per comparison).
 #[inline]
-fn converted_into<A, B: Copy>(s: &[A], d: &mut [MaybeUninit<B>], zero: B, convert: &impl Fn(&[A], &mut [B])) {
-    for m in d.iter_mut() {
-        m.write(zero);
+pub fn finite<T: Copy + Into<f64>>(s: &[T]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx2_fma() {
+        // SAFETY: the CPU has AVX2 (checked).
+        return unsafe { finite_avx2(s) };
     }
-    // SAFETY: every value of d was just written (`assume_init_mut`, Rust 1.93)
-    convert(s, unsafe { std::slice::from_raw_parts_mut(d.as_mut_ptr().cast::<B>(), d.len()) });
+    finite_body(s)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx")]
+unsafe fn finite_avx2<T: Copy + Into<f64>>(s: &[T]) -> bool {
+    finite_body(s)
+}
+
+#[inline(always)]
+fn finite_body<T: Copy + Into<f64>>(s: &[T]) -> bool {
+    s.iter().fold(true, |ok, &x| ok & x.into().is_finite())
 }
 
 #[cfg(test)]
@@ -150,6 +169,22 @@ mod tests {
     }
 
     #[test]
+    fn finite_finds_a_non_finite_value_at_any_position_on_every_path() {
+        for n in [1usize, 7, 37] {
+            let ok: Vec<f64> = (0..n).map(|i| i as f64 * 1e300 - 3e300).collect();
+            assert!(finite(&ok) && finite_body(&ok));
+            for i in 0..n {
+                for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                    let mut v = ok.clone();
+                    v[i] = bad;
+                    let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+                    assert!(!finite(&v) && !finite_body(&v) && !finite(&v32) && !finite_body(&v32), "n {n}, {bad} at {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn converts_each_chunk_in_place_order_kept() {
         let n = PARALLEL_MIN + CHUNK / 2;
         let src: Vec<f64> = (0..n).map(|i| i as f64 / 3.0).collect();
@@ -159,10 +194,12 @@ mod tests {
             assert_eq!(out, want);
             let mut bad = src.clone();
             bad[PARALLEL_MIN - 1] = f64::NAN;
-            let (out, finite) = convert_checking_finite(&bad, threads, 0f32, |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = x as f32));
+            let write = |s: &[f64], d: &mut [MaybeUninit<f32>]| d.iter_mut().zip(s).for_each(|(o, &x)| _ = o.write(x as f32));
+            let (out, finite) = written_checking_finite(&bad, threads, write);
             assert!(!finite && out.len() == n && out[..PARALLEL_MIN - 1] == want[..PARALLEL_MIN - 1] && out[PARALLEL_MIN..] == want[PARALLEL_MIN..]);
-            let (_, finite) = convert_checking_finite(&src, threads, 0f32, |s, d| d.iter_mut().zip(s).for_each(|(o, &x)| *o = x as f32));
-            assert!(finite);
+            let (out, finite) = written_checking_finite(&src, threads, write);
+            assert!(finite && out == want);
+            assert_eq!(written(&src, threads, write), want);
         }
     }
 }
