@@ -13,7 +13,7 @@
 //!   calling thread). None of this changes a value: only where it is stored.
 
 use crate::error::SimResult;
-use crate::sim::lanes::{Lane, LaneFormat};
+use crate::sim::lanes::LaneFormat;
 use crate::sim::{parallel_copy, recycle};
 use crate::sim::pool::with_pool;
 use crate::sim::run::BatchSpec;
@@ -30,7 +30,7 @@ pub fn lane_inputs<F: LaneFormat>(xs: &[F], threads: Option<usize>) -> Cow<'_, [
         // alignment and bits.
         Cow::Borrowed(unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<F::C>(), xs.len()) })
     } else {
-        Cow::Owned(parallel_copy::convert_chunks(xs, threads, F::C::ZERO, F::to_lanes_into))
+        Cow::Owned(parallel_copy::written(xs, threads, F::to_lanes_uninit))
     }
 }
 
