@@ -205,6 +205,7 @@ fn stream_copy<F: LaneFormat>(dst: &mut [MaybeUninit<F>], src: &[F::C]) -> bool 
 }
 
 /// Whether `dst` starts on a 16-byte boundary and holds a whole number of 16-byte units.
+#[cfg(target_arch = "x86_64")]
 fn aligned_units<T>(dst: &[MaybeUninit<T>]) -> bool {
     (dst.as_ptr() as usize).is_multiple_of(16) && std::mem::size_of_val(dst).is_multiple_of(16)
 }
@@ -276,7 +277,7 @@ mod tests {
             let kept = Kept { t_max: 3, row: 8, stream };
             let mut buf = Unfilled::<u16>::new(2 * 3 * 8);
             let mut shares = buf.shares(3 * 8, 2, &[0], 2);
-            kept.flush_f16_bits(&mut shares[0], &[3, 2], (0, 3), 9, &[&bits[0], &bits[1], &bits[2]]);
+            kept.flush_f16_bits(shares[0], &[3, 2], (0, 3), 9, &[&bits[0], &bits[1], &bits[2]]);
             drop(shares);
             // SAFETY: ticks 0..3 flushed for both sequences (the second's tick 2 as zeros).
             let v: Vec<f32> = unsafe { buf.filled() }.iter().map(|&b| half::f16::from_bits(b).to_f32()).collect();
