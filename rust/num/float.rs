@@ -41,7 +41,9 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
         Self::from_f64_rounded(f64::from(v))
     }
     /// `from_f32_rounded` over a slice, written into `out` (uninitialised, of v's length; f16
-    /// overrides it with F16C's conversion, 8 values at a time: the same values).
+    /// overrides it with F16C's conversion, 8 values at a time: the same values). Contract:
+    /// every value of `out` is written when the lengths are equal (`parallel_copy::written`
+    /// relies on it).
     fn round_f32_slice_uninit(v: &[f32], out: &mut [MaybeUninit<Self>]) {
         for (o, &x) in out.iter_mut().zip(v) {
             o.write(Self::from_f32_rounded(x));
@@ -49,10 +51,11 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     }
     /// `from_f32_rounded` over a slice (`round_f32_slice_uninit` into a new vector).
     fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> {
-        let mut out = Vec::with_capacity(v.len());
-        Self::round_f32_slice_uninit(v, &mut out.spare_capacity_mut()[..v.len()]);
-        // SAFETY: the call wrote all v.len() values (its contract), within the capacity
-        unsafe { out.set_len(v.len()) };
+        let mut out = vec![Self::zero(); v.len()];
+        // SAFETY: MaybeUninit<Self> has Self's layout; the slice is initialised and only
+        // initialised values of Self are written into it (Self: Copy, nothing is dropped)
+        let uninit = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<MaybeUninit<Self>>(), out.len()) };
+        Self::round_f32_slice_uninit(v, uninit);
         out
     }
     fn to_f64(self) -> f64;

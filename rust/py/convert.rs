@@ -107,12 +107,15 @@ where
     let view = arr.as_array();
     let (values, finite) = match (to_f16, view.as_slice()) {
         (Some(round), Some(s)) => {
-            let (v, finite) = parallel_copy::written_checking_finite(s, threads, round);
+            // SAFETY: both roundings (`round_f64_slice_uninit`, `Float::round_f32_slice_uninit`
+            // of f16) write every value of a destination chunk of their source's length
+            let (v, finite) = unsafe { parallel_copy::written_checking_finite(s, threads, round) };
             (Values::F16(v), finite)
         }
         (Some(round), None) => {
             let (v, finite) = array_values(arr, threads);
-            (Values::F16(converted(v, threads, round)), finite)
+            // SAFETY: as above
+            (Values::F16(unsafe { converted(v, threads, round) }), finite)
         }
         (None, _) => {
             let (v, finite) = array_values(arr, threads);
@@ -227,10 +230,13 @@ fn round_f64_slice_uninit<F: Float>(v: &[f64], out: &mut [MaybeUninit<F>]) {
     out.iter_mut().zip(v).for_each(|(o, &x)| _ = o.write(F::from_f64_rounded(x)));
 }
 
-/// `round` of `v` chunk by chunk (`parallel_copy::written`: `round` writes every value of
-/// its chunk), `v`'s buffer recycled.
-fn converted<A: Send + Sync + 'static, F: Float>(v: Vec<A>, threads: Option<usize>, round: impl Fn(&[A], &mut [MaybeUninit<F>]) + Sync) -> Vec<F> {
-    let out = parallel_copy::written(&v, threads, round);
+/// `round` of `v` chunk by chunk (`parallel_copy::written`), `v`'s buffer recycled.
+///
+/// # Safety
+/// `round` must write every value of a destination chunk of its source's length.
+unsafe fn converted<A: Send + Sync + 'static, F: Float>(v: Vec<A>, threads: Option<usize>, round: impl Fn(&[A], &mut [MaybeUninit<F>]) + Sync) -> Vec<F> {
+    // SAFETY: the caller's promise
+    let out = unsafe { parallel_copy::written(&v, threads, round) };
     recycle::give(v);
     out
 }
@@ -271,12 +277,15 @@ impl Tensor {
     /// `with_format`, which other threads do not see) and recycling the input's buffer.
     pub fn into_format<F: Float>(self, threads: Option<usize>) -> Vec<F> {
         let threads = if current_format().is_some() { Some(1) } else { threads };
+        // SAFETY (the three `converted`): `round_f64_slice_uninit` and every format's
+        // `round_f32_slice_uninit` write every value of an output of their input's length
+        // (`Float`'s contract), and `to_lanes` keeps the length
         match self.values {
-            Values::F64(v) => reuse_or_convert(v, |v| converted(v, threads, round_f64_slice_uninit::<F>)),
+            Values::F64(v) => reuse_or_convert(v, |v| unsafe { converted(v, threads, round_f64_slice_uninit::<F>) }),
             // an f32 is an f64 exactly; one rounding to F, as from the float64 form
-            Values::F32(v) => reuse_or_convert(v, |v| converted(v, threads, F::round_f32_slice_uninit)),
+            Values::F32(v) => reuse_or_convert(v, |v| unsafe { converted(v, threads, F::round_f32_slice_uninit) }),
             // (an f16 is an f32 exactly, `LaneFormat::to_lanes`: the same one rounding)
-            Values::F16(v) => reuse_or_convert(v, |v| converted(v, threads, |s, d| F::round_f32_slice_uninit(&f16::to_lanes(s), d))),
+            Values::F16(v) => reuse_or_convert(v, |v| unsafe { converted(v, threads, |s, d| F::round_f32_slice_uninit(&f16::to_lanes(s), d)) }),
             Values::Exact(v) => v.iter().map(F::from_rational).collect(),
         }
     }

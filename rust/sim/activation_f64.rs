@@ -32,10 +32,11 @@
 //! * e^y, y ∈ [−680, 0] (Tang's method, a 512-entry table): n = round(y·512/ln 2),
 //!   n = 512k + j, r = y − n·(C1 + C2 + C3) (ln 2/512 split so that n·C1 is exact and
 //!   y − n·C1 is exact by Sterbenz; r as a double-double rh + rl, |r| ≤ ln 2/1024 <
-//!   2^−10.5; n·C3's rounding, rl − n·C2's low part's and the dropped rest of ln 2/512 are
-//!   below 2^−127 in all, and r is exact for n = 0), e^y = 2^k·T_j·(1 + P) with T_j =
-//!   2^{j/512} a double-double (error 2^−106·T_j), built on first use from
-//!   malachite-float's correctly rounded 2^{j/512} and ln 2.
+//!   2^−10.5; the roundings of (rl − n·C2's low part) − n·C3 and the dropped rest of
+//!   ln 2/512 are below 2^−117 absolute in all (measured 2^−118), which is 2^−107 of m
+//!   below at worst, and r is exact for n = 0), e^y = 2^k·T_j·(1 + P) with T_j =
+//!   2^{j/512} a double-double (|lo| < 2^−53, so its error is below 2^−107 absolute),
+//!   built on first use from malachite-float's correctly rounded 2^{j/512} and ln 2.
 //! * P = e^r − 1 (`expm1_reduced`) = P(rh) + rl·(1 + P(rh)) (the dropped rl²/2 is below
 //!   2^−106·r²), P(rh) = rh + rh²·R, R = 1/2 + rh(1/3! + rh(1/4! + rh(1/5! + rh·U))), the
 //!   four outer steps of Horner's scheme in double-double (the coefficients as pairs,
@@ -44,11 +45,14 @@
 //!   error is 2^−113 of P once scaled by rh⁵/6!). The truncation, rh⁹/10! + …, is below
 //!   2^−116 of P; rh² = s + se exactly (`two_prod`). P's relative error: below 2^−101.
 //! * tanh(x) = sign(x)·(−m/(2 + m)), m = e^y − 1, y = −2|x|: for k ∈ {0, −1} m is
-//!   2^k·((T_j − 2^−k) + T_j·P) with T_j − 2^−k exact (0 for n = 0, where m = P), so no
-//!   cancellation; below, |m| > 1/2. The largest error: T_j's 2^−106·T_j against |T_j −
-//!   2^−k| ≥ 2^−9.5 (j = 1, 511), 2^−96.5 relative to m, times 2/(2 + m) ≤ 1.6 for the
-//!   quotient: below 2^−95.5, with the sums' low parts (2^−104 each) and the quotient's
-//!   (2^−102) below 2^−95.
+//!   2^k·((T_j − 2^−k) + T_j·P) with T_j − 2^−k exact, so no cancellation; below, |m| >
+//!   1/2. k = 0 only for n = 0, where T_0 = 1 is exact and m = P. k = −1 for n ∈ [−512,
+//!   −1] (y > −0.7, so m > −1/2); the smallest |m| there is at j = 511 (|T_511 − 2| =
+//!   2^−8.53) with r near +ln 2/1024, where T_511·P cancels part of it: |m| ≥ 2^−10.53.
+//!   The largest error: T_j's 2^−107 (times 2^k) against that |m|, 2^−97.5 relative to m
+//!   (measured 2^−97.8), times 2/(2 + m) ≤ 4/3 for the quotient; with the sums' low parts
+//!   (2^−104 each) and the quotient's (2^−102): below 2^−96.5, under the 2^−95 the bound
+//!   assumes.
 //! * σ(x) = 1/(1 + e) for x ≥ 0 and e/(1 + e) for x < 0, e = e^−|x| (no cancellation:
 //!   the relative error of e, ~2^−103, carries over at most once): below 2^−101. For x
 //!   near −680, e ≥ 2^−982 but the low parts (e's, the quotient's remainder terms) fall
@@ -242,7 +246,7 @@ fn exp_dd<const FMA: bool>(y: f64, c: &Consts) -> (f64, f64) {
     (eh * scale, el * scale)
 }
 
-/// e^y − 1 as a double-double, y ∈ [−40, 0]. For k ∈ {0, −1} (y > −1.39) as
+/// e^y − 1 as a double-double, y ∈ [−40, 0]. For k ∈ {0, −1} (y > −0.7) as
 /// 2^k·((T_j − 2^−k) + T_j·P): T_j ∈ [1, 2), so T_j − 2^−k is exact (Sterbenz), and for
 /// n = 0 it is 0, so small y keep their relative accuracy; else as 2^k·T_j(1 + P) − 1
 /// (|e^y − 1| > 1/2: no cancellation).
@@ -299,7 +303,7 @@ fn second_tier_bound(q: (f64, f64)) -> ((f64, f64), f64) {
     (q, ERR * q.0.abs() + ERR_FLOOR)
 }
 
-/// Which evaluation a lane uses (`QUICK`): the first tier (`activation_f64_quick`, ~2^−61)
+/// Which evaluation a lane uses (`QUICK`): the first tier (`activation_f64_quick`, ~2^−70)
 /// or the double-double one (2^−95).
 const QUICK: bool = true;
 const DOUBLE: bool = false;

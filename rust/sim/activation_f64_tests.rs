@@ -93,12 +93,16 @@ fn the_double_double_error_is_below_the_bound_of_the_ziv_test() {
     let mut g = Bits::new(0x1234_5678_9abc_def1);
     let (mut worst_t, mut worst_s) = (0f64, 0f64);
     for i in 0..4000 {
-        // tanh: a ∈ [2^−30, 20), and a with k ∈ {0, −1} and j near 0 or 511 (where T_j − 2^−k
-        // is smallest); σ: x ∈ [−680, 40), and near −680 (low parts among subnormals)
-        let a = match i % 4 {
+        // tanh: a ∈ [2^−30, 20), and y = −2a with k = −1 and j = 511, 510, 509 (n = −1, −2,
+        // −3), r ≈ 0 and, for n = −1, r near +ln 2/1024 (a just above ln 2/2048, where
+        // T_511·P cancels part of T_511 − 2: the smallest |m| with k = −1); σ: x ∈
+        // [−680, 40), and near −680 (low parts among subnormals)
+        let eps = g.value(-20, -12).abs();
+        let a = match i % 5 {
             0 | 1 => g.value(-30, 4).abs().min(19.99),
             2 => g.value(-12, -1).abs(),
-            _ => (f64::from(1 + (i as u32 / 4) % 3) * std::f64::consts::LN_2 / 1024.0) * (1.0 + g.value(-20, -12)),
+            3 => (f64::from(1 + (i as u32 / 5) % 3) * std::f64::consts::LN_2 / 1024.0) * (1.0 + eps),
+            _ => std::f64::consts::LN_2 / 2048.0 * (1.0 + eps),
         };
         let x = if i % 8 == 7 { -680.0 + g.value(-20, 3).abs() } else { g.value(-20, 9).clamp(-679.0, 39.9) };
         let ta = Float::from(a).tanh_prec_round(300, Nearest).0;
@@ -381,7 +385,8 @@ type Timed = Box<dyn Fn(&mut [f64])>;
 #[ignore]
 fn f64_ns_per_value() {
     // random values in (−8, 8): a regular grid can hold an undecided value by chance, whose
-    // ~30 µs would weigh 7 ns per value in 4096 (their rate is about 10^−5)
+    // ~30 µs would weigh 7 ns per value in 4096 (σ's band (−746, −680] only, since session
+    // 40; about 10^−5 of random values before)
     let mut g = Bits::new(0x005e_ed0f_da7a);
     let xs: Vec<f64> = (0..4096).map(|_| g.value(-1, 2).clamp(-8.0, 8.0)).collect();
     let libm_tanh = |v: &mut [f64]| v.iter_mut().for_each(|x| *x = x.tanh());

@@ -30,7 +30,9 @@ pub fn lane_inputs<F: LaneFormat>(xs: &[F], threads: Option<usize>) -> Cow<'_, [
         // alignment and bits.
         Cow::Borrowed(unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<F::C>(), xs.len()) })
     } else {
-        Cow::Owned(parallel_copy::written(xs, threads, F::to_lanes_uninit))
+        // SAFETY: `to_lanes_uninit` writes every value of an output of its input's length
+        // (`LaneFormat`'s contract)
+        Cow::Owned(unsafe { parallel_copy::written(xs, threads, F::to_lanes_uninit) })
     }
 }
 

@@ -102,9 +102,9 @@ pub(crate) fn advise_huge_pages<T>(buf: &mut [MaybeUninit<T>]) {
 }
 
 /// The layout of a (B, T, row) kept result (`t_max` = T) and how a block writes its share:
-/// `stream` (large results) with non-temporal stores (f32 and f64 rows on a 16-byte
-/// boundary, SSE2 `movntps`/`movntpd`; f16 rows of 8k values converted by F16C, then
-/// `movntdq`: `lanes::f16_from_lanes_f16c`): the result is far larger than the core's caches
+/// `stream` (large results) with non-temporal stores (f32, f64 and binary16 rows copied
+/// on a 16-byte boundary, SSE2 `movntdq`: `stream_same`; f16 rows of 8k values converted
+/// from f32 lanes by F16C, then `movntdq`: `lanes::f16_from_lanes_f16c`): the result is far larger than the core's caches
 /// and written once, so a regular store's read of each line before writing it is wasted
 /// memory traffic (measured: 4–10% of SimpleRNN and gated runs at batch 4096 × hidden
 /// 64). Values are the same either way.

@@ -320,14 +320,17 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     let w = weights_of(plan);
     let threads = spec.threads.unwrap_or_else(crate::sim::pool::default_threads).max(1);
     let chunk = ticks_per_flush(spec.keep.states(), plan.d * std::mem::size_of::<F>(), spec.steps);
-    let per_seq = ring_slots(chunk) * w.v.up * std::mem::size_of::<F::C>();
     let (b, t, d, o) = (spec.batch, spec.steps, plan.d, plan.n_out);
     let weight_bytes = w.wx.bytes() + w.v.bytes();
     // large weights, small batches: the threads share every block's units (`unit_split`)
     let team = team_size(threads, weight_bytes, b);
+    // a sequence's share of the block's buffers: its slots of the lanes' ring, and of the
+    // binary16 ring when the block keeps one (f16 inputs on the native tile: `run_block`)
+    let x16 = same_type::f16_bits(xs);
+    let ring16 = if x16.is_some() && binary16_activation::<F>(plan.activation, team).is_some() { d * std::mem::size_of::<u16>() } else { 0 };
+    let per_seq = ring_slots(chunk) * (w.v.up * std::mem::size_of::<F::C>() + ring16);
     let block = block_size(b, threads / team, per_seq, weight_bytes);
     let firsts = block_firsts(b, block);
-    let x16 = same_type::f16_bits(xs);
     let reads_lanes = firsts.iter().any(|&f| block_reads_lanes::<F>(plan, &w, block.min(b - f), team, x16.is_some()));
     let xl = if reads_lanes { lane_inputs(xs, spec.threads) } else { Cow::Borrowed(&[][..]) };
     let keep = spec.keep.states();

@@ -167,7 +167,8 @@ fn large_kept_results_streamed_equal_the_per_sequence_engine() {
     check_with::<f32>(&nw, 1100, steps, 30, false);
     check_with::<f64>(&nw, 560, steps, 31, true);
     // f16 rows of 16 (32 bytes): with AVX512-FP16 copied from the binary16 ring
-    // (`Kept::flush_f16_bits`), else converted from the lanes, streamed either way
+    // (`Kept::flush_f16_bits`), else converted from the lanes; streamed (with F16C, for
+    // the conversion)
     assert!(Kept::new::<f16>(1320, steps, 16).stream, "the test needs a streamed f16 result");
     check_with::<f16>(&net(16, 2, 1, Activation::Tanh, 24), 1320, steps, 32, true);
 }

@@ -111,7 +111,8 @@ pub trait LaneFormat: Float {
     #[inline(always)]
     fn round_lanes(_v: &mut [Self::C]) {}
     /// `to_lane` over a slice, written into `dst` (uninitialised, of src's length; exact);
-    /// f16 overrides it with F16C's conversion.
+    /// f16 overrides it with F16C's conversion. Contract: every value of `dst` is written
+    /// when the lengths are equal (`parallel_copy::written` relies on it).
     fn to_lanes_uninit(src: &[Self], dst: &mut [MaybeUninit<Self::C>]) {
         for (d, v) in dst.iter_mut().zip(src) {
             d.write(v.to_lane());
@@ -119,10 +120,8 @@ pub trait LaneFormat: Float {
     }
     /// `to_lanes_uninit` into a new vector.
     fn to_lanes(src: &[Self]) -> Vec<Self::C> {
-        let mut out = Vec::with_capacity(src.len());
-        Self::to_lanes_uninit(src, &mut out.spare_capacity_mut()[..src.len()]);
-        // SAFETY: the call wrote all src.len() values (its contract), within the capacity
-        unsafe { out.set_len(src.len()) };
+        let mut out = vec![Self::C::ZERO; src.len()];
+        Self::to_lanes_uninit(src, as_uninit(&mut out));
         out
     }
     /// `from_lane` over a slice (exact) into memory not yet initialised, value by value

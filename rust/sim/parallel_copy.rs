@@ -87,18 +87,25 @@ pub fn copy_checking_finite<T: Copy + Into<f64> + Send + Sync + 'static>(src: &[
 
 /// `written` of `src` and whether all of `src`'s values are finite, each chunk checked right
 /// after it is written (an f16 run's input rounded as it is copied out of numpy).
-pub fn written_checking_finite<A: Copy + Into<f64> + Send + Sync + 'static, B: Send + 'static>(src: &[A], threads: Option<usize>, write: impl Fn(&[A], &mut [MaybeUninit<B>]) + Sync) -> (Vec<B>, bool) {
+///
+/// # Safety
+/// As [`written`]: `write` must write every value of its destination chunk.
+pub unsafe fn written_checking_finite<A: Copy + Into<f64> + Send + Sync + 'static, B: Send + 'static>(src: &[A], threads: Option<usize>, write: impl Fn(&[A], &mut [MaybeUninit<B>]) + Sync) -> (Vec<B>, bool) {
     filled_by(src, threads, |s, d| {
         write(s, d);
         finite(s)
     })
 }
 
-/// A new vector written chunk by chunk: `write(source chunk, destination chunk)` must write
-/// every value of the (uninitialised) destination chunk, as a pure function of its chunk:
-/// chunks run on several threads and in no fixed order (thread-local state such as
-/// `custom_float::with_format` is not seen there: callers keep such conversions serial).
-pub fn written<A: Sync, B: Send + 'static>(src: &[A], threads: Option<usize>, write: impl Fn(&[A], &mut [MaybeUninit<B>]) + Sync) -> Vec<B> {
+/// A new vector written chunk by chunk by `write(source chunk, destination chunk)`, a pure
+/// function of its chunk: chunks run on several threads and in no fixed order (thread-local
+/// state such as `custom_float::with_format` is not seen there: callers keep such
+/// conversions serial).
+///
+/// # Safety
+/// `write` must write every value of the (uninitialised) destination chunk it is given: the
+/// vector's length is set to src's afterwards, and an unwritten value would be read as one.
+pub unsafe fn written<A: Sync, B: Send + 'static>(src: &[A], threads: Option<usize>, write: impl Fn(&[A], &mut [MaybeUninit<B>]) + Sync) -> Vec<B> {
     filled_by(src, threads, |s, d| {
         write(s, d);
         true
@@ -159,8 +166,10 @@ mod tests {
     #[test]
     fn finite_finds_a_non_finite_value_at_any_position_on_every_path() {
         for n in [1usize, 7, 37] {
-            let ok: Vec<f64> = (0..n).map(|i| i as f64 * 1e300 - 3e300).collect();
-            assert!(finite(&ok) && finite_body(&ok));
+            // (within f32's range: the f32 copies are finite too)
+            let ok: Vec<f64> = (0..n).map(|i| i as f64 * 1e30 - 3e30).collect();
+            let ok32: Vec<f32> = ok.iter().map(|&x| x as f32).collect();
+            assert!(finite(&ok) && finite_body(&ok) && finite(&ok32) && finite_body(&ok32));
             for i in 0..n {
                 for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
                     let mut v = ok.clone();
@@ -181,11 +190,13 @@ mod tests {
             let mut bad = src.clone();
             bad[PARALLEL_MIN - 1] = f64::NAN;
             let write = |s: &[f64], d: &mut [MaybeUninit<f32>]| d.iter_mut().zip(s).for_each(|(o, &x)| _ = o.write(x as f32));
-            let (out, finite) = written_checking_finite(&bad, threads, write);
+            // SAFETY (the three calls): `write` writes every value of its chunk (a zip over
+            // chunks of equal length).
+            let (out, finite) = unsafe { written_checking_finite(&bad, threads, write) };
             assert!(!finite && out.len() == n && out[..PARALLEL_MIN - 1] == want[..PARALLEL_MIN - 1] && out[PARALLEL_MIN..] == want[PARALLEL_MIN..]);
-            let (out, finite) = written_checking_finite(&src, threads, write);
+            let (out, finite) = unsafe { written_checking_finite(&src, threads, write) };
             assert!(finite && out == want);
-            assert_eq!(written(&src, threads, write), want);
+            assert_eq!(unsafe { written(&src, threads, write) }, want);
         }
     }
 }
