@@ -145,7 +145,15 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     let slots = ring_slots(chunk);
     let kept = Kept::new::<F>(spec.batch, t_max, d);
     let len = ns * up;
-    let mut ring: Vec<F::C> = vec![F::C::ZERO; slots * len];
+    // f16 on its native tile, tanh or σ, one thread: the tile's binary16 rows go straight
+    // to the table lookup (`binary16_activation`)
+    let bits = binary16_activation::<F>(plan.activation, team);
+    // and, with f16 inputs (their own bits), the states live in binary16 only, in a ring of
+    // `slots` slots of ns rows of d, as the tile reads them (`affine_bits`) and the lookup
+    // writes them (`apply_f16_bits_only`): no row converted, the kept states flushed as they
+    // are (`Kept::flush_f16_bits`), and the lanes' ring only holds h0
+    let x16 = x16.filter(|_| !block_reads_lanes::<F>(plan, w, ns, team, true) && ns * d > 0);
+    let mut ring: Vec<F::C> = vec![F::C::ZERO; if x16.is_some() { 1 } else { slots } * len];
     let slot = |t_plus_1: usize| t_plus_1 % slots;
     for s in 0..ns {
         let start = h0.map_or(plan.h0.as_slice(), |h| &h[(first + s) * d..(first + s + 1) * d]);
@@ -168,18 +176,27 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     let mut by_len: Vec<usize> = (0..ns).collect();
     by_len.sort_by_key(|&s| lens[s]);
     let mut done = 0;
-    let finish = |s: usize, h: &[F::C], out: &mut BlockOut<'_, F>| {
+    // sequence s's state in slot k as values of F: from the binary16 ring when the block
+    // keeps its states there (`h16`, non-empty), else from the lanes' ring
+    let state_of = |ring: &[F::C], h16: &[u16], k: usize, s: usize, dst: &mut [F]| {
+        if h16.is_empty() {
+            store::<F>(dst, &ring[k * len + s * up..][..d]);
+        } else {
+            use half::slice::HalfBitsSliceExt;
+            dst.copy_from_slice(same_type::slice::<half::f16, F>(h16[k * ns * d + s * d..][..d].reinterpret_cast::<half::f16>()));
+        }
+    };
+    let finish = |s: usize, k: usize, ring: &[F::C], h16: &[u16], out: &mut BlockOut<'_, F>| {
         let fin = &mut out.finals[s * d..(s + 1) * d];
-        store::<F>(fin, &h[s * up..s * up + d]);
+        state_of(ring, h16, k, s, fin);
         plan.output(fin, &mut out.final_outputs[s * o..(s + 1) * o], spec.fma);
         ctl.advance(1);
     };
-    // the kept states (and outputs) of ticks t0..t1, sequence by sequence: from the ring of
-    // binary16 states when the block keeps one (`h16`, below), else from the lanes' ring
+    // the kept states (and outputs) of ticks t0..t1, sequence by sequence
     let mut row = vec![F::zero(); d];
     let mut flush = |ring: &[F::C], h16: &[u16], t0: usize, t1: usize, out: &mut BlockOut<'_, F>| {
-        let ticks: Vec<&[F::C]> = (t0..t1).map(|t| &ring[slot(t + 1) * len..][..len]).collect();
         if h16.is_empty() {
+            let ticks: Vec<&[F::C]> = (t0..t1).map(|t| &ring[slot(t + 1) * len..][..len]).collect();
             kept.flush::<F>(out.states, &lens, (t0, t1), up, &ticks);
         } else {
             let ticks16: Vec<&[u16]> = (t0..t1).map(|t| &h16[slot(t + 1) * ns * d..][..ns * d]).collect();
@@ -187,8 +204,8 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
         }
         if o > 0 && spec.keep.extras() {
             for (s, &l) in lens.iter().enumerate() {
-                for (t, h) in (t0..t1.min(l)).zip(&ticks) {
-                    store::<F>(&mut row, &h[s * up..s * up + d]);
+                for t in t0..t1.min(l) {
+                    state_of(ring, h16, slot(t + 1), s, &mut row);
                     let oo = (s * t_max + t) * o;
                     plan.output(&row, &mut out.outputs[oo..oo + o], spec.fma);
                 }
@@ -197,15 +214,8 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     };
     let mut out = out;
     let single = if ns == 1 && team == 1 { w.single.as_ref() } else { None };
-    // f16 on its native tile, tanh or σ, one thread: the tile's binary16 rows go straight
-    // to the table lookup (`binary16_activation`)
-    let bits = binary16_activation::<F>(plan.activation, team);
     let uh = if bits.is_some() { binary16_width(&w.v) } else { 0 };
     let mut rows16 = vec![0u16; ns * uh];
-    // and the inputs (f16: their own bits) and the states (a ring of slots as the lanes',
-    // ns rows of d each) in binary16 as the tile reads them (`affine_bits`): no row
-    // converted, and the kept states flushed from there as they are (`Kept::flush_f16_bits`)
-    let x16 = x16.filter(|_| !block_reads_lanes::<F>(plan, w, ns, team, true));
     let mut h16 = vec![0u16; if x16.is_some() { slots * ns * d } else { 0 }];
     if x16.is_some() {
         let starts = same_type::slice::<F::C, f32>(&ring[..len]);
@@ -222,35 +232,37 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     let mut t0 = 0;
     for t in 0..longest {
         ctl.check()?;
-        let (prev, cur) = two_slots(&mut ring, len, slot(t), slot(t + 1));
         while done < ns && lens[by_len[done]] == t {
-            finish(by_len[done], prev, &mut out);
+            finish(by_len[done], slot(t), &ring, &h16, &mut out);
             done += 1;
         }
-        // (not built for a block that reads the inputs' own bits: `xl` is then empty)
-        let x = || Term { w: &w.wx, z: &xl[(first * t_max + t) * n..], ldz: t_max * n };
-        let h = Term { w: &w.v, z: prev, ldz: up };
-        if let Some(single) = single {
-            // one sequence on one thread, a small layer: in registers (`rnn_single`)
-            single.tick(x().z, prev, cur, spec.fma);
-        } else if let (Some(func), Some(x16)) = (bits, x16) {
+        if let (Some(func), Some(x16)) = (bits, x16) {
             let (hp, hc) = two_slots(&mut h16, ns * d, slot(t), slot(t + 1));
             affine_bits(&w.b, &[(&w.wx, &x16[(first * t_max + t) * n..], t_max * n), (&w.v, hp, d)], ns, &mut rows16, spec.fma);
-            crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, Some(hc));
-        } else if let Some(func) = bits {
-            affine_binary16(&w.b, &[x(), h], ns, &mut rows16, spec.fma);
-            crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, None);
+            crate::sim::half_tables::apply_f16_bits_only(func, &rows16, uh, ns, d, hc);
         } else {
-            // the team's threads split the units (a team of one: `affine` itself)
-            let map = &mut [Map { bias: &w.b, terms: &[x(), h], ns, out: &mut *cur }];
-            if unrounded {
-                affine_split::<F::Sum>(map, spec.fma, team);
+            let (prev, cur) = two_slots(&mut ring, len, slot(t), slot(t + 1));
+            // (not built for a block that reads the inputs' own bits: `xl` is then empty)
+            let x = || Term { w: &w.wx, z: &xl[(first * t_max + t) * n..], ldz: t_max * n };
+            let h = Term { w: &w.v, z: prev, ldz: up };
+            if let Some(single) = single {
+                // one sequence on one thread, a small layer: in registers (`rnn_single`)
+                single.tick(x().z, prev, cur, spec.fma);
+            } else if let Some(func) = bits {
+                affine_binary16(&w.b, &[x(), h], ns, &mut rows16, spec.fma);
+                crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, None);
             } else {
-                affine_split::<F>(map, spec.fma, team);
-            }
-            match team.min(ns) {
-                1 => activate_rows(cur),
-                parts => row_parts(cur, up, parts).into_par_iter().for_each(|(_, rows)| activate_rows(rows)),
+                // the team's threads split the units (a team of one: `affine` itself)
+                let map = &mut [Map { bias: &w.b, terms: &[x(), h], ns, out: &mut *cur }];
+                if unrounded {
+                    affine_split::<F::Sum>(map, spec.fma, team);
+                } else {
+                    affine_split::<F>(map, spec.fma, team);
+                }
+                match team.min(ns) {
+                    1 => activate_rows(cur),
+                    parts => row_parts(cur, up, parts).into_par_iter().for_each(|(_, rows)| activate_rows(rows)),
+                }
             }
         }
         if spec.keep.states() && (t + 1 - t0 == chunk || t + 1 == longest) {
@@ -258,9 +270,8 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             t0 = t + 1;
         }
     }
-    let last = &ring[slot(longest) * len..][..len];
     for &s in &by_len[done..] {
-        finish(s, last, &mut out);
+        finish(s, slot(longest), &ring, &h16, &mut out);
     }
     kept.zero_from::<F>(out.states, longest);
     Ok(())
@@ -324,11 +335,16 @@ pub fn run_batch_lockstep<F: LaneFormat>(plan: &FloatPlan<F>, xs: &[F], h0: Opti
     let weight_bytes = w.wx.bytes() + w.v.bytes();
     // large weights, small batches: the threads share every block's units (`unit_split`)
     let team = team_size(threads, weight_bytes, b);
-    // a sequence's share of the block's buffers: its slots of the lanes' ring, and of the
-    // binary16 ring when the block keeps one (f16 inputs on the native tile: `run_block`)
+    // a sequence's share of the block's buffers: its slots of the lanes' ring, or, when the
+    // block keeps its states in binary16 (f16 inputs on the native tile: `run_block`), its
+    // slots of that ring, one slot of lanes (h0) and its row of the tile's binary16 sums
     let x16 = same_type::f16_bits(xs);
-    let ring16 = if x16.is_some() && binary16_activation::<F>(plan.activation, team).is_some() { d * std::mem::size_of::<u16>() } else { 0 };
-    let per_seq = ring_slots(chunk) * (w.v.up * std::mem::size_of::<F::C>() + ring16);
+    let lanes_row = w.v.up * std::mem::size_of::<F::C>();
+    let per_seq = if x16.is_some() && binary16_activation::<F>(plan.activation, team).is_some() {
+        ring_slots(chunk) * d * std::mem::size_of::<u16>() + lanes_row + binary16_width(&w.v) * std::mem::size_of::<u16>()
+    } else {
+        ring_slots(chunk) * lanes_row
+    };
     let block = block_size(b, threads / team, per_seq, weight_bytes);
     let firsts = block_firsts(b, block);
     let reads_lanes = firsts.iter().any(|&f| block_reads_lanes::<F>(plan, &w, block.min(b - f), team, x16.is_some()));

@@ -33,6 +33,14 @@ fn table(func: Func, fmt: BinaryFormat) -> &'static [f32] {
     TABLES[slot].get_or_init(|| (0..SIZE).map(|i| definition(func, bf, value(i as u16))).collect())
 }
 
+/// f16's table of `func` as binary16 bits (entry i: the bits of `table`'s entry i, an f16
+/// value: exact), 128 KiB where the f32 table takes 256, and one entry of padding: a 32-bit
+/// gather at 2·i reads entries i and i + 1 (`gather_bits_only_avx512`).
+fn table_bits(func: Func) -> &'static [u16] {
+    static TABLES: [OnceLock<Box<[u16]>>; 2] = [OnceLock::new(), OnceLock::new()];
+    TABLES[usize::from(func == Func::Sigmoid)].get_or_init(|| table(func, BinaryFormat::F16).iter().map(|&v| f16::from_f32(v).to_bits()).chain([0]).collect())
+}
+
 /// The documented result for a lane value x of the format: `Float::tanh` / `Float::sigmoid`
 /// of f16 or bf16 (round_F of the correctly rounded f64 value), as an f32.
 fn definition(func: Func, bf: bool, x: f32) -> f32 {
@@ -99,6 +107,47 @@ pub fn apply_f16_bits(func: Func, src: &[u16], ld_src: usize, dst: &mut [f32], l
             if let Some(out) = bits.as_deref_mut() {
                 out[r * d + j] = f16::from_f32(*y).to_bits();
             }
+        }
+    }
+}
+
+/// [`apply_f16_bits`] that writes only the results' binary16 bits (row r at r·d of `bits`),
+/// no f32 lanes: the f16 SimpleRNN on the native tile keeps its states in binary16 only
+/// (`float_batch::run_block`). Looked up in the table of bits ([`table_bits`], half the f32
+/// table's size), with AVX-512 16 values per gather.
+pub fn apply_f16_bits_only(func: Func, src: &[u16], ld_src: usize, rows: usize, d: usize, bits: &mut [u16]) {
+    let t = table_bits(func);
+    assert!(d <= ld_src && (rows == 0 || src.len() >= (rows - 1) * ld_src + d) && bits.len() >= rows * d);
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx512_fp16() {
+        // SAFETY: the CPU has AVX-512F/BW (checked: the FP16 tier has them); the rows are in
+        // bounds (checked above), every index is a 16-bit value, and the table has an entry
+        // of padding after the last.
+        return unsafe { gather_bits_only_avx512(t, src, ld_src, rows, d, bits) };
+    }
+    for r in 0..rows {
+        for (b, &i) in bits[r * d..(r + 1) * d].iter_mut().zip(&src[r * ld_src..r * ld_src + d]) {
+            *b = t[usize::from(i)];
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,avx")]
+unsafe fn gather_bits_only_avx512(t: &[u16], src: &[u16], ld_src: usize, rows: usize, d: usize, bits: &mut [u16]) {
+    use std::arch::x86_64::*;
+    debug_assert_eq!(t.len(), SIZE + 1);
+    let (sp, bp) = (src.as_ptr(), bits.as_mut_ptr());
+    for r in 0..rows {
+        let sr = sp.add(r * ld_src);
+        let mut i = 0;
+        while i < d {
+            let live = crate::sim::simd_round::first_lanes((d - i).min(16));
+            let idx = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(live, sr.add(i).cast()));
+            // 32 bits at 2·idx: entry idx in the low half (little-endian), idx + 1 above
+            let g = _mm512_mask_i32gather_epi32::<2>(_mm512_setzero_si512(), live, idx, t.as_ptr().cast());
+            _mm256_mask_storeu_epi16(bp.add(r * d + i).cast(), live, _mm512_cvtepi32_epi16(g));
+            i += 16;
         }
     }
 }
@@ -215,6 +264,10 @@ mod tests {
                         let mut ys = vec![-7.0f32; rows * ld_dst];
                         let mut out = vec![0u16; rows * d];
                         apply_f16_bits(func, &bits, ld_src, &mut ys, ld_dst, rows, d, Some(&mut out));
+                        // the bits alone, from the table of bits: the same bits
+                        let mut only = vec![0u16; rows * d];
+                        apply_f16_bits_only(func, &bits, ld_src, rows, d, &mut only);
+                        assert_eq!(only, out, "{func:?} bits only, rows of {d}");
                         for r in 0..rows {
                             for j in 0..d {
                                 let y = ys[r * ld_dst + j];
