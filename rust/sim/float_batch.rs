@@ -152,7 +152,8 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     // `slots` slots of ns rows of d, as the tile reads them (`affine_bits`) and the lookup
     // writes them (`apply_f16_bits_only`): no row converted, the kept states flushed as they
     // are (`Kept::flush_f16_bits`), and the lanes' ring only holds h0
-    let x16 = x16.filter(|_| !block_reads_lanes::<F>(plan, w, ns, team, true) && ns * d > 0);
+    // (d ≥ 1, `SimpleRnn::new`: the binary16 ring is never empty)
+    let x16 = x16.filter(|_| !block_reads_lanes::<F>(plan, w, ns, team, true));
     let mut ring: Vec<F::C> = vec![F::C::ZERO; if x16.is_some() { 1 } else { slots } * len];
     let slot = |t_plus_1: usize| t_plus_1 % slots;
     for s in 0..ns {
@@ -250,7 +251,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
                 single.tick(x().z, prev, cur, spec.fma);
             } else if let Some(func) = bits {
                 affine_binary16(&w.b, &[x(), h], ns, &mut rows16, spec.fma);
-                crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d, None);
+                crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d);
             } else {
                 // the team's threads split the units (a team of one: `affine` itself)
                 let map = &mut [Map { bias: &w.b, terms: &[x(), h], ns, out: &mut *cur }];

@@ -86,27 +86,20 @@ pub fn apply(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
 /// conversion): dst[r·ld_dst + j] = the table's entry src[r·ld_src + j] for the first `d`
 /// values of `rows` rows (the native f16 tile's rows, `tile_kernel::affine_binary16`, to
 /// the f32 lanes of the states; the other values of dst untouched). With AVX-512 (and BW)
-/// 16 values per gather.
-///
-/// With `bits`, the results' binary16 bits also go to `bits` (row r at r·d: a state kept
-/// in binary16 for the next tick's tile, `tile_kernel::affine_bits`).
-#[allow(clippy::too_many_arguments)]
-pub fn apply_f16_bits(func: Func, src: &[u16], ld_src: usize, dst: &mut [f32], ld_dst: usize, rows: usize, d: usize, mut bits: Option<&mut [u16]>) {
+/// 16 values per gather. (A block that keeps its states in binary16 takes
+/// [`apply_f16_bits_only`] instead.)
+pub fn apply_f16_bits(func: Func, src: &[u16], ld_src: usize, dst: &mut [f32], ld_dst: usize, rows: usize, d: usize) {
     let t = table(func, BinaryFormat::F16);
     assert!(d <= ld_src && d <= ld_dst && (rows == 0 || (src.len() >= (rows - 1) * ld_src + d && dst.len() >= (rows - 1) * ld_dst + d)));
-    assert!(bits.as_ref().is_none_or(|b| b.len() >= rows * d));
     #[cfg(target_arch = "x86_64")]
     if crate::sim::cpu::avx512_fp16() {
-        // SAFETY: the CPU has AVX-512F/BW/VL and F16C (checked: the FP16 tier has them); the
-        // rows are in bounds (checked above) and every index is a 16-bit value.
-        return unsafe { gather_bits_avx512(t, src, ld_src, dst, ld_dst, rows, d, bits) };
+        // SAFETY: the CPU has AVX-512F/BW/VL (checked: the FP16 tier has them); the rows are
+        // in bounds (checked above) and every index is a 16-bit value.
+        return unsafe { gather_bits_avx512(t, src, ld_src, dst, ld_dst, rows, d) };
     }
     for r in 0..rows {
-        for (j, (y, &b)) in dst[r * ld_dst..r * ld_dst + d].iter_mut().zip(&src[r * ld_src..r * ld_src + d]).enumerate() {
+        for (y, &b) in dst[r * ld_dst..r * ld_dst + d].iter_mut().zip(&src[r * ld_src..r * ld_src + d]) {
             *y = t[usize::from(b)];
-            if let Some(out) = bits.as_deref_mut() {
-                out[r * d + j] = f16::from_f32(*y).to_bits();
-            }
         }
     }
 }
@@ -153,9 +146,8 @@ unsafe fn gather_bits_only_avx512(t: &[u16], src: &[u16], ld_src: usize, rows: u
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,avx,f16c")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn gather_bits_avx512(t: &[f32], src: &[u16], ld_src: usize, dst: &mut [f32], ld_dst: usize, rows: usize, d: usize, mut bits: Option<&mut [u16]>) {
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,avx")]
+unsafe fn gather_bits_avx512(t: &[f32], src: &[u16], ld_src: usize, dst: &mut [f32], ld_dst: usize, rows: usize, d: usize) {
     use std::arch::x86_64::*;
     debug_assert_eq!(t.len(), SIZE);
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
@@ -167,11 +159,6 @@ unsafe fn gather_bits_avx512(t: &[f32], src: &[u16], ld_src: usize, dst: &mut [f
             let idx = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(live, sr.add(i).cast()));
             let y = _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), live, idx, t.as_ptr().cast());
             _mm512_mask_storeu_ps(dr.add(i), live, y);
-            if let Some(b) = bits.as_deref_mut() {
-                // (the table's values are f16 values: exact)
-                let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y);
-                _mm256_mask_storeu_epi16(b.as_mut_ptr().add(r * d + i).cast(), live, h);
-            }
             i += 16;
         }
     }
@@ -262,16 +249,14 @@ mod tests {
                     for (d, rows) in [(1, 3), (15, 2), (16, 4), (17, 5), (33, 2), (256, 250)] {
                         let (ld_src, ld_dst) = (d + 3, d + 5);
                         let mut ys = vec![-7.0f32; rows * ld_dst];
-                        let mut out = vec![0u16; rows * d];
-                        apply_f16_bits(func, &bits, ld_src, &mut ys, ld_dst, rows, d, Some(&mut out));
-                        // the bits alone, from the table of bits: the same bits
+                        apply_f16_bits(func, &bits, ld_src, &mut ys, ld_dst, rows, d);
+                        // the bits alone, from the table of bits: the definition's binary16 bits
+                        // (a NaN's too), row r at r·d
                         let mut only = vec![0u16; rows * d];
                         apply_f16_bits_only(func, &bits, ld_src, rows, d, &mut only);
-                        assert_eq!(only, out, "{func:?} bits only, rows of {d}");
                         for r in 0..rows {
                             for j in 0..d {
-                                let y = ys[r * ld_dst + j];
-                                assert!(y.is_nan() && f16::from_bits(out[r * d + j]).is_nan() || out[r * d + j] == f16::from_f32(y).to_bits(), "{func:?} bits out");
+                                assert_eq!(only[r * d + j], f16::from_f32(want[r * ld_src + j]).to_bits(), "{func:?} bits only, rows of {d}: row {r} value {j}");
                             }
                         }
                         for r in 0..rows {
