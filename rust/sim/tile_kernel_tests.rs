@@ -261,6 +261,23 @@ fn rows_at_conflicting_strides_give_the_same_bits() {
     }
 }
 
+/// Calls over at least `PACK_MIN_UNITS` units run the group tiles from a pass's copy of z
+/// (`tile_rows::pass_copy`, rows a compile-time stride apart): the same bits, at 256 units
+/// (copied) and 240 (not), for every group height (3–25 sequences: partial groups of the
+/// 12-row and 8-row tiles), two terms whose pass boundary falls in either, z rows at
+/// conflicting and ordinary strides, every format, fused or not.
+#[test]
+fn tiles_from_a_pass_copy_give_the_same_bits() {
+    for (ks, ldz) in [(&[200usize, 100][..], 1024), (&[30, 300][..], 0), (&[5][..], 0), (&[257][..], 2048)] {
+        let stride = |k: usize| if ldz > 0 && k >= 100 { ldz } else { k + 3 };
+        for (units, ns) in [(256, 3), (256, 13), (240, 25), (272, 12), (256, 8)] {
+            for fma in [false, true] {
+                every_format!(check_affine_strides(ks, units, ns, 2, fma, stride));
+            }
+        }
+    }
+}
+
 /// `affine_gates` against `affine` then pre[region][s][u] = addend + sum for the gates with
 /// a region (the rest left as rows of `out`), bit for bit.
 fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, ns: usize, fma: bool) {

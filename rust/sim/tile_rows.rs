@@ -44,9 +44,10 @@ pub fn conflicting(stride: usize, rows: usize) -> bool {
 
 /// The stride (in values of `size` bytes, a divisor of 64) of the copy of rows of `k`
 /// values: the fewest whole lines that hold k values, made odd.
-pub fn padded_stride(k: usize, size: usize) -> usize {
+pub const fn padded_stride(k: usize, size: usize) -> usize {
     debug_assert!(size > 0 && LINE.is_multiple_of(size));
-    ((k * size).div_ceil(LINE).max(1) | 1) * LINE / size
+    let lines = (k * size).div_ceil(LINE);
+    ((if lines == 0 { 1 } else { lines }) | 1) * LINE / size
 }
 
 thread_local! {
@@ -78,6 +79,51 @@ impl Drop for Scratch {
             }
         });
     }
+}
+
+impl Scratch {
+    /// `len` values of C from the buffer (the thread's, taken on first use), grown as
+    /// needed and never cleared: the callers write each value they read.
+    fn values<C: bytemuck::Pod>(&mut self, len: usize) -> &mut [C] {
+        let size = std::mem::size_of::<C>();
+        assert!(size > 0 && LINE.is_multiple_of(size));
+        if self.0.capacity() == 0 {
+            self.0 = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        }
+        let words = (len * size).div_ceil(8);
+        if self.0.len() < words {
+            self.0.resize(words, 0);
+        }
+        // the words as values of C (`Pod`: any bits are a value; size and alignment checked)
+        &mut bytemuck::cast_slice_mut::<u64, C>(&mut self.0[..words])[..len]
+    }
+}
+
+/// One pass's z rows of a block, copied for the tiles (`tile_x86::drive_terms`): row s of
+/// the copy, `ld` values from the previous, is the concatenation over `parts` (z rows, their
+/// stride, a range of k) of z[s·ldz + k] for k in the range, in order. Values past the
+/// concatenation are left as they were (nothing reads them). The tiles then address every
+/// row from one pointer with a displacement fixed at compile time (`Ops::PASS_LD`), which
+/// takes the rows' address arithmetic out of their k loop, and a stride of an odd number of
+/// lines keeps the rows' current lines in different L1 sets (as `unaliased`).
+pub fn pass_copy<'a, C: bytemuck::Pod>(parts: &[(&[C], usize, std::ops::Range<usize>)], ns: usize, ld: usize, scratch: &'a mut Scratch) -> &'a [C] {
+    assert!(parts.iter().map(|p| p.2.len()).sum::<usize>() <= ld, "a pass's k fits a row of the copy");
+    let buf = scratch.values::<C>(ns * ld);
+    for (s, row) in buf.chunks_exact_mut(ld).enumerate() {
+        let mut at = 0;
+        for (z, ldz, ks) in parts {
+            let src = &z[s * ldz + ks.start..];
+            // the line after the part a few lines on (a layer-0 input's rows: see `unaliased`)
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch only hints, for any address (SSE, part of x86-64)
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(src.as_ptr().wrapping_add(ks.len()).cast::<i8>().wrapping_add(2 * LINE))
+            };
+            copy_row(&mut row[at..], src, ks.len());
+            at += ks.len();
+        }
+    }
+    buf
 }
 
 /// dst[..k] = src[..k] (dst has room for a line of values, k ≤ src.len()). Rows of at most
@@ -115,17 +161,7 @@ pub fn unaliased<'a, W, C: bytemuck::Pod>(terms: &[(&'a W, &'a [C], usize)], k_o
         return None;
     }
     let len: usize = terms.iter().filter(|t| copied(t)).map(|t| ns * padded_stride(k_of(t.0), size)).sum();
-    if scratch.0.capacity() == 0 {
-        scratch.0 = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    }
-    // (grown, never cleared: each row's first k values are written below, and the padding
-    // after them is never read)
-    let (buf, words) = (&mut scratch.0, (len * size).div_ceil(8));
-    if buf.len() < words {
-        buf.resize(words, 0);
-    }
-    // the words as values of C (`Pod`: any bits are a value; size and alignment checked)
-    let mut rest: &'a mut [C] = &mut bytemuck::cast_slice_mut::<u64, C>(&mut buf[..words])[..len];
+    let mut rest: &'a mut [C] = scratch.values(len);
     let mut out = Vec::with_capacity(terms.len());
     for t in terms {
         if !copied(t) {
@@ -229,6 +265,36 @@ mod tests {
                 assert_eq!(&c[s * stride..s * stride + k], &z64[s * 1024..s * 1024 + k], "f64 k {k} row {s}");
             }
         }
+    }
+
+    #[test]
+    fn a_pass_copy_concatenates_the_parts_of_each_row() {
+        // two parts (k 3..250 of rows 1024 apart, k 0..5 of rows 7 apart: the short copy's
+        // 8 values would run past the second z's end in its last row), 13 rows, f32 and f64
+        let ns = 13;
+        let z0: Vec<f32> = (0..ns * 1024).map(|i| i as f32).collect();
+        let z1: Vec<f32> = (0..(ns - 1) * 7 + 5).map(|i| -(i as f32) - 0.5).collect();
+        let ld = padded_stride(256, 4);
+        let mut scratch = Scratch::default();
+        let copy = pass_copy(&[(&z0[..], 1024, 3..250), (&z1[..], 7, 0..5)], ns, ld, &mut scratch).to_vec();
+        assert_eq!(copy.len(), ns * ld);
+        for s in 0..ns {
+            assert_eq!(&copy[s * ld..s * ld + 247], &z0[s * 1024 + 3..s * 1024 + 250], "row {s}");
+            assert_eq!(&copy[s * ld + 247..s * ld + 252], &z1[s * 7..s * 7 + 5], "row {s}");
+        }
+        let z64: Vec<f64> = z0.iter().map(|&v| f64::from(v)).collect();
+        let ld = padded_stride(256, 8);
+        let copy = pass_copy(&[(&z64[..], 1024, 0..256)], ns, ld, &mut scratch).to_vec();
+        for s in 0..ns {
+            assert_eq!(&copy[s * ld..s * ld + 256], &z64[s * 1024..s * 1024 + 256], "f64 row {s}");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "fits a row")]
+    fn a_pass_longer_than_the_copys_rows_is_refused() {
+        let z = vec![0f32; 64];
+        pass_copy(&[(&z[..], 32, 0..20), (&z[..], 32, 0..20)], 2, 32, &mut Scratch::default());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::{GateSplit, Packed, Term, KC, L2_BUDGET, MAX_TERMS, MR};
 use crate::sim::lanes::{LaneFormat, Rounding};
 use crate::sim::simd_round::{round_bf16_grid, round_f16_grid};
 use crate::sim::same_type;
-use crate::sim::tile_rows::{unaliased, Scratch};
+use crate::sim::tile_rows::{padded_stride, pass_copy, unaliased, Scratch};
 use std::arch::x86_64::*;
 use std::ops::Range;
 
@@ -52,6 +52,9 @@ pub(super) trait Ops {
     /// (`vbroadcastss`/`sd`) for its N vectors (`fma_reg`) instead of embedding the
     /// broadcast in each FMA (`fma_splat`): see [`register_broadcast`].
     const REG_FMA: bool = false;
+    /// The row stride of a pass's copy of z (`tile_rows::pass_copy`): KC values padded to
+    /// an odd number of cache lines.
+    const PASS_LD: usize = padded_stride(KC, std::mem::size_of::<Self::C>());
     /// acc + w·z (z a register), rounded once.
     #[inline(always)]
     unsafe fn fma_reg(_acc: Self::V, _w: Self::V, _z: Self::V) -> Self::V {
@@ -253,12 +256,16 @@ pub(super) struct Dest<C> {
 /// segment in order (k ascending), fused when `FUSED`; stored to `dest`. With `PF`
 /// (streamed weights) the tile fetches its share `pf` of the next slice once per chunk of k;
 /// without, that bookkeeping is compiled out (measured in L2, `tile_rates`: 0–4% at k 16–256
-/// with 64–1024 units). P > 1 gives a
+/// with 64–1024 units). With `COPIED` the segments' z is a pass's copy (`Pass::copy_rows`),
+/// rows `Ops::PASS_LD` apart: each broadcast then reads one pointer at a displacement fixed
+/// at compile time, where 12 rows at a run-time stride took ~14 integer operations per k
+/// beside the 24 FMAs (`tile_rates`, f32: k 1152 × 4096 units 147 → 158 G flop/s, 320 ×
+/// 1024 165 → 174; f64 70 → 75, 73 → 79). P > 1 gives a
 /// tile of one or two sequences P·N independent chains of operations (one panel's N would
 /// leave the FMA units waiting on each other's latency).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUSED: bool, const PF: bool>(segs: &[Seg<O::C>], pw: usize, off: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize, dest: &[[Dest<O::C>; N]; P], mut pf: Prefetch) {
+unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUSED: bool, const PF: bool, const COPIED: bool>(segs: &[Seg<O::C>], pw: usize, off: usize, s0: usize, init: *const O::C, acc: *mut O::C, lda: usize, dest: &[[Dest<O::C>; N]; P], mut pf: Prefetch) {
     let mut a: [[[O::V; N]; P]; M] = [[[O::splat(acc); N]; P]; M];
     let unit = |p: usize, r: usize| p * pw + off + r * O::L;
     if init.is_null() {
@@ -280,8 +287,11 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUS
         a = [b; M];
     }
     for seg in segs {
-        let (panel, ldz) = (seg.panel, seg.ldz);
+        // from a pass's copy (`COPIED`) the rows are O::PASS_LD apart, a constant: each
+        // broadcast reads z + k at a displacement, and the copy starts at the segment's k0
+        let (panel, ldz) = (seg.panel, if COPIED { O::PASS_LD } else { seg.ldz });
         let z = seg.z.add(s0 * ldz);
+        let at = if COPIED { seg.k0 } else { 0 };
         // one k step is `k_step`, a function: session 23 made it a closure, which the
         // prefetching loop called through `&mut` and rustc compiled out of line without the
         // caller's target features (its intrinsics function calls: the AVX2 tiles of streamed
@@ -293,12 +303,12 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUS
             for chunk in seg.chunks() {
                 pf.tick();
                 for k in chunk {
-                    k_step::<O, M, N, P, FUSED>(&mut a, panel, seg.pstride, pw, off, z, ldz, k);
+                    k_step::<O, M, N, P, FUSED>(&mut a, panel, seg.pstride, pw, off, z.add(k - at), ldz, k);
                 }
             }
         } else {
             for k in seg.k0..seg.k1 {
-                k_step::<O, M, N, P, FUSED>(&mut a, panel, seg.pstride, pw, off, z, ldz, k);
+                k_step::<O, M, N, P, FUSED>(&mut a, panel, seg.pstride, pw, off, z.add(k - at), ldz, k);
             }
         }
     }
@@ -369,10 +379,10 @@ unsafe fn store_by_row<O: Ops, const M: usize, const N: usize, const P: usize>(a
 }
 
 /// One k step of `tile`: the weight vectors of k (P panels × N vectors at `off`), then every
-/// sequence's products into its accumulators.
+/// sequence's products into its accumulators (sequence s's z at zk + s·ldz).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn k_step<O: Ops, const M: usize, const N: usize, const P: usize, const FUSED: bool>(a: &mut [[[O::V; N]; P]; M], panel: *const O::C, pstride: usize, pw: usize, off: usize, z: *const O::C, ldz: usize, k: usize) {
+unsafe fn k_step<O: Ops, const M: usize, const N: usize, const P: usize, const FUSED: bool>(a: &mut [[[O::V; N]; P]; M], panel: *const O::C, pstride: usize, pw: usize, off: usize, zk: *const O::C, ldz: usize, k: usize) {
     let mut w: [[O::V; N]; P] = [[O::splat(panel); N]; P];
     for (p, wv) in w.iter_mut().enumerate() {
         let wp = panel.add(p * pstride + k * pw + off);
@@ -381,7 +391,7 @@ unsafe fn k_step<O: Ops, const M: usize, const N: usize, const P: usize, const F
         }
     }
     for (s, row) in a.iter_mut().enumerate() {
-        let zp = z.add(s * ldz + k);
+        let zp = zk.add(s * ldz);
         for (xs, wv) in row.iter_mut().zip(w.iter()) {
             if FUSED && O::REG_FMA {
                 let zb = O::splat(zp);
@@ -409,20 +419,20 @@ unsafe fn k_step<O: Ops, const M: usize, const N: usize, const P: usize, const F
 /// The tile of `m` sequences (at most 12), prefetching its share `pf` when `PF`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn group<O: Ops, const N: usize, const FUSED: bool, const PF: bool>(m: usize, segs: &[Seg<O::C>], pw: usize, off: usize, s0: usize, init: *const O::C, a: *mut O::C, up: usize, dest: &[[Dest<O::C>; N]; 1], pf: Prefetch) {
+unsafe fn group<O: Ops, const N: usize, const FUSED: bool, const PF: bool, const COPIED: bool>(m: usize, segs: &[Seg<O::C>], pw: usize, off: usize, s0: usize, init: *const O::C, a: *mut O::C, up: usize, dest: &[[Dest<O::C>; N]; 1], pf: Prefetch) {
     match m {
-        12 => tile::<O, 12, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        11 => tile::<O, 11, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        10 => tile::<O, 10, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        9 => tile::<O, 9, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        8 => tile::<O, 8, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        7 => tile::<O, 7, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        6 => tile::<O, 6, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        5 => tile::<O, 5, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        4 => tile::<O, 4, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        3 => tile::<O, 3, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        2 => tile::<O, 2, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
-        _ => tile::<O, 1, N, 1, FUSED, PF>(segs, pw, off, s0, init, a, up, dest, pf),
+        12 => tile::<O, 12, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        11 => tile::<O, 11, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        10 => tile::<O, 10, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        9 => tile::<O, 9, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        8 => tile::<O, 8, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        7 => tile::<O, 7, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        6 => tile::<O, 6, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        5 => tile::<O, 5, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        4 => tile::<O, 4, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        3 => tile::<O, 3, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        2 => tile::<O, 2, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+        _ => tile::<O, 1, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
     }
 }
 
@@ -437,6 +447,16 @@ pub(super) struct GateStore<C> {
     pub units: usize,
     pub region: [Option<usize>; 5],
 }
+
+/// The fewest units (of the panels of a call) for which the tiles of `Ops::ROWS` sequences
+/// run from a pass's copy of z (`tile_rows::pass_copy`), as a block whose weights are
+/// streamed always does. The copy costs about a tenth of a cycle per value of z, which the
+/// tiles repay when each value meets many units; session 41, alternating runs, 1 thread,
+/// f32+fma, M token-steps/s: LSTM (64, 100, 1024, 128) 14.6 → 16.0 k, GRU 19.2 → 20.9 k,
+/// LSTM (256, 256, 256, 64) 0.187 → 0.195, LSTM (4096, 256, 64, 8) (256 units) 1.85–2.01 →
+/// 1.92–1.96; below, SimpleRNN (4096, 256, 64, 8) (64 units) 8.1–8.5 → 7.3–7.7, LSTM (1024,
+/// 1000, 16, 4) (64 units) 11.4–11.6 → 10.6–10.7.
+const PACK_MIN_UNITS: usize = 256;
 
 /// Values of k per prefetch step of a tile.
 const PF_CHUNK: usize = 8;
@@ -454,6 +474,8 @@ const _: () = assert!(WIDE_ROWS < PF_MIN_ROWS);
 struct Pass<C> {
     segs: [Seg<C>; MAX_TERMS],
     data: [*const C; MAX_TERMS],
+    /// the term of each segment
+    term: [usize; MAX_TERMS],
     n: usize,
     /// prefetch steps of a tile over the pass (`Seg::chunks` of every segment)
     ticks: usize,
@@ -461,23 +483,40 @@ struct Pass<C> {
 
 impl<C: Copy> Pass<C> {
     fn new(dummy: *const C) -> Self {
-        Pass { segs: [Seg { panel: dummy, pstride: 0, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS], data: [dummy; MAX_TERMS], n: 0, ticks: 0 }
+        Pass { segs: [Seg { panel: dummy, pstride: 0, z: dummy, ldz: 0, k0: 0, k1: 0 }; MAX_TERMS], data: [dummy; MAX_TERMS], term: [0; MAX_TERMS], n: 0, ticks: 0 }
     }
 
     #[inline(always)]
     fn fill(&mut self, terms: &Terms<'_, C>, start: usize, end: usize) {
         self.n = 0;
         let mut base = 0;
-        for &(p, z, ldz) in terms {
+        for (i, &(p, z, ldz)) in terms.iter().enumerate() {
             let (k0, k1) = (start.max(base), end.min(base + p.k));
             if k0 < k1 {
                 self.segs[self.n] = Seg { panel: p.data.as_ptr(), pstride: p.k * p.pw, z: z.as_ptr(), ldz, k0: k0 - base, k1: k1 - base };
                 self.data[self.n] = p.data.as_ptr();
+                self.term[self.n] = i;
                 self.n += 1;
             }
             base += p.k;
         }
         self.ticks = self.segs[..self.n].iter().map(|s| s.chunks().len()).sum();
+    }
+
+    /// The segments' z rows (of `ns` sequences) copied into `scratch` (`tile_rows::pass_copy`,
+    /// rows `ld` apart), and each segment pointed at its part of row 0.
+    fn copy_rows<'a>(&mut self, terms: &Terms<'a, C>, ns: usize, ld: usize, scratch: &mut Scratch) where C: bytemuck::Pod {
+        let parts: [(&[C], usize, Range<usize>); MAX_TERMS] = std::array::from_fn(|i| match self.segs[..self.n].get(i) {
+            Some(seg) => (terms[self.term[i]].1, seg.ldz, seg.k0..seg.k1),
+            None => (&[][..], 0, 0..0),
+        });
+        let copy = pass_copy(&parts[..self.n], ns, ld, scratch).as_ptr();
+        let mut at = 0;
+        for seg in &mut self.segs[..self.n] {
+            // SAFETY: at ≤ the pass's k ≤ ld, inside the copy's first row
+            seg.z = unsafe { copy.add(at) };
+            at += seg.k1 - seg.k0;
+        }
     }
 }
 
@@ -586,18 +625,21 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     let (pw, up) = (terms[0].0.pw, terms[0].0.up);
     debug_assert_eq!(pw % (N * O::L), 0);
     debug_assert!(panels.end <= up / pw);
-    // z rows whose stride would put a tile's current lines in a few L1 sets (a multiple of
-    // 4 KiB) run from a copy at a stride that does not (`tile_rows`; same values, same bits)
-    let mut scratch = Scratch::default();
-    let copy = unaliased(terms, |p: &Packed<O::C>| p.k, ns, O::ROWS, &mut scratch);
-    let terms: &Terms<'_, O::C> = copy.as_deref().unwrap_or(terms);
-    let total: usize = terms.iter().map(|t| t.0.k).sum();
     // the packed weights of these panels are streamed from L3 when they exceed L2: the tiles
     // of each panel then fetch the next panel's slice into L2 as they run (`Prefetch`),
     // unless the block has fewer than PF_MIN_ROWS sequences (a tile of one to three rows is
     // bound by its weight loads, which the hardware prefetcher follows as a single stream:
     // measured 3–17% faster at batch 1–2 without, 3–5% slower at 4–8)
     let streamed = ns >= PF_MIN_ROWS && terms.iter().map(|t| t.0.bytes() / (up / pw) * panels.len()).sum::<usize>() > L2_BUDGET;
+    // the group tiles run from a pass's copy of z when the call covers many units, or the
+    // weights are streamed (`PACK_MIN_UNITS`); else from z itself, or from a copy of the
+    // terms whose row stride would put the tiles' current lines in a few L1 sets
+    // (`tile_rows::unaliased`; same values, same bits either way)
+    let copied = ns > WIDE_ROWS && (streamed || panels.len() * pw >= PACK_MIN_UNITS);
+    let (mut scratch, mut pass_scratch) = (Scratch::default(), Scratch::default());
+    let copy = if copied { None } else { unaliased(terms, |p: &Packed<O::C>| p.k, ns, O::ROWS, &mut scratch) };
+    let terms: &Terms<'_, O::C> = copy.as_deref().unwrap_or(terms);
+    let total: usize = terms.iter().map(|t| t.0.k).sum();
     // tiles per panel: stripes of N vectors (the panel's width when N·L = pw), each run
     // by groups of O::ROWS sequences
     let (stripes, groups) = (pw / (N * O::L), ns.div_ceil(O::ROWS));
@@ -609,6 +651,9 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
         // the segments of this pass (term i covers the global k in base..base + k),
         // their panels set per panel q below
         pass.fill(terms, start, end);
+        if copied {
+            pass.copy_rows(terms, ns, O::PASS_LD, &mut pass_scratch);
+        }
         if streamed && end < total {
             ahead.fill(terms, end, (end + KC).min(total));
         }
@@ -644,9 +689,9 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                     let off = st * N * O::L;
                     let pf = Prefetch::default();
                     match (ns, wide) {
-                        (2, 2) => tile::<O, 2, N, 2, FUSED, false>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
-                        (2, _) => tile::<O, 2, N, WIDE_PANELS, FUSED, false>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
-                        _ => tile::<O, 1, N, WIDE_PANELS, FUSED, false>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
+                        (2, 2) => tile::<O, 2, N, 2, FUSED, false, false>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
+                        (2, _) => tile::<O, 2, N, WIDE_PANELS, FUSED, false, false>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
+                        _ => tile::<O, 1, N, WIDE_PANELS, FUSED, false, false>(segs, pw, off, 0, init, aq, up, &std::array::from_fn(|p| dest_of(q + p, off)), pf),
                     }
                 }
                 q += wide;
@@ -672,9 +717,11 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                     let m = (ns - s0).min(O::ROWS);
                     if streamed {
                         let pf = next.share(st * groups + s0 / O::ROWS, stripes * groups, ticks);
-                        group::<O, N, FUSED, true>(m, segs, pw, off, s0, init, a, up, &dest, pf)
+                        group::<O, N, FUSED, true, true>(m, segs, pw, off, s0, init, a, up, &dest, pf)
+                    } else if copied {
+                        group::<O, N, FUSED, false, true>(m, segs, pw, off, s0, init, a, up, &dest, Prefetch::default())
                     } else {
-                        group::<O, N, FUSED, false>(m, segs, pw, off, s0, init, a, up, &dest, Prefetch::default())
+                        group::<O, N, FUSED, false, false>(m, segs, pw, off, s0, init, a, up, &dest, Prefetch::default())
                     }
                     s0 += m;
                 }
