@@ -12,8 +12,10 @@
 //!
 //! The driver (`tile_x86::drive_terms`) therefore copies the rows of such a term, once per
 //! call, to a scratch buffer whose stride is an odd number of lines (the rows' current lines
-//! then fall in as many sets as there are rows) and runs the tiles on the copy. The values
-//! and their order are unchanged, so the bits are.
+//! then fall in as many sets as there are rows) and runs the tiles on the copy
+//! ([`unaliased`]). Calls over many units copy every pass's rows instead ([`pass_copy`], at a
+//! stride fixed at compile time, which also takes the rows' address arithmetic out of the
+//! tiles' k loop). The values and their order are unchanged, so the bits are.
 
 use std::cell::RefCell;
 

@@ -4,7 +4,8 @@
 //! the half formats; × N vectors of units, accumulators in
 //! registers, k ascending over the segments of the terms) and its driver (passes of KC
 //! values of k, then panels, then stripes of N vectors when a panel is wider, then groups
-//! of `Ops::ROWS` sequences). The f32 and f64 tiles multiply by z[s][k] as an embedded
+//! of `Ops::ROWS` sequences; over many units each pass's z rows are first copied at a
+//! compile-time stride, `COPY_MIN_UNITS`). The f32 and f64 tiles multiply by z[s][k] as an embedded
 //! broadcast (`vfmadd231ps zmm, zmm, [z]{1to16}`, `vmulpd … {1to8}`, in asm), so no
 //! broadcast takes a vector pipe slot (`vmulpd_splat`). The native f16 tile (`tile_f16`)
 //! and the AVX2 tiles (`tile_avx2`) reuse the tile and driver with their own `Ops`.
@@ -451,12 +452,13 @@ pub(super) struct GateStore<C> {
 /// The fewest units (of the panels of a call) for which the tiles of `Ops::ROWS` sequences
 /// run from a pass's copy of z (`tile_rows::pass_copy`), as a block whose weights are
 /// streamed always does. The copy costs about a tenth of a cycle per value of z, which the
-/// tiles repay when each value meets many units; session 41, alternating runs, 1 thread,
-/// f32+fma, M token-steps/s: LSTM (64, 100, 1024, 128) 14.6 → 16.0 k, GRU 19.2 → 20.9 k,
-/// LSTM (256, 256, 256, 64) 0.187 → 0.195, LSTM (4096, 256, 64, 8) (256 units) 1.85–2.01 →
-/// 1.92–1.96; below, SimpleRNN (4096, 256, 64, 8) (64 units) 8.1–8.5 → 7.3–7.7, LSTM (1024,
-/// 1000, 16, 4) (64 units) 11.4–11.6 → 10.6–10.7.
-const PACK_MIN_UNITS: usize = 256;
+/// tiles repay when each value meets many units. Session 41, runs alternating with and
+/// without the copy, 1 thread, f32+fma, best of 3, token-steps/s: LSTM (64, 100, 1024, 128)
+/// 14.6 → 16.0 k, GRU 19.2 → 20.9 k, LSTM (256, 256, 256, 64) 187 → 195 k, LSTM (4096, 256,
+/// 64, 8) (256 units) 1.85–2.01 → 1.92–1.96 M; and where the copy does not pay, SimpleRNN
+/// (4096, 256, 64, 8) (64 units) 8.1–8.5 → 7.3–7.7 M, LSTM (1024, 1000, 16, 4) (64 units)
+/// 11.4–11.6 → 10.6–10.7 M.
+const COPY_MIN_UNITS: usize = 256;
 
 /// Values of k per prefetch step of a tile.
 const PF_CHUNK: usize = 8;
@@ -632,10 +634,10 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     // measured 3–17% faster at batch 1–2 without, 3–5% slower at 4–8)
     let streamed = ns >= PF_MIN_ROWS && terms.iter().map(|t| t.0.bytes() / (up / pw) * panels.len()).sum::<usize>() > L2_BUDGET;
     // the group tiles run from a pass's copy of z when the call covers many units, or the
-    // weights are streamed (`PACK_MIN_UNITS`); else from z itself, or from a copy of the
+    // weights are streamed (`COPY_MIN_UNITS`); else from z itself, or from a copy of the
     // terms whose row stride would put the tiles' current lines in a few L1 sets
     // (`tile_rows::unaliased`; same values, same bits either way)
-    let copied = ns > WIDE_ROWS && (streamed || panels.len() * pw >= PACK_MIN_UNITS);
+    let copied = ns > WIDE_ROWS && (streamed || panels.len() * pw >= COPY_MIN_UNITS);
     let (mut scratch, mut pass_scratch) = (Scratch::default(), Scratch::default());
     let copy = if copied { None } else { unaliased(terms, |p: &Packed<O::C>| p.k, ns, O::ROWS, &mut scratch) };
     let terms: &Terms<'_, O::C> = copy.as_deref().unwrap_or(terms);
