@@ -261,20 +261,34 @@ fn rows_at_conflicting_strides_give_the_same_bits() {
     }
 }
 
-/// Calls over at least `PACK_MIN_UNITS` units run the group tiles from a pass's copy of z
-/// (`tile_rows::pass_copy`, rows a compile-time stride apart): the same bits, at 256 units
-/// (copied) and 240 (not), for every group height (3–25 sequences: partial groups of the
-/// 12-row and 8-row tiles), two terms whose pass boundary falls in either, z rows at
-/// conflicting and ordinary strides, every format, fused or not.
+/// Calls over at least `COPY_MIN_UNITS` (256) units, padded to whole panels, run the group
+/// tiles from a pass's copy of z (`tile_rows::pass_copy`, rows a compile-time stride apart):
+/// the same bits, at 256 and 272 units (copied) and 192 (not, in every format's panels), for
+/// 3–25 sequences (partial groups of the 12-, 8-, 6- and 4-row tiles), two terms with the
+/// pass boundary (k = 256) in the first (260 + 20, 300 + 20) or the second (200 + 100, 30 +
+/// 300), z rows at conflicting and ordinary strides, every format, fused or not, on the
+/// AVX-512 tiles and on the AVX2 ones; and the gate split of an LSTM of hidden 64 (256 units)
+/// on the copy.
 #[test]
 fn tiles_from_a_pass_copy_give_the_same_bits() {
-    for (ks, ldz) in [(&[200usize, 100][..], 1024), (&[30, 300][..], 0), (&[5][..], 0), (&[257][..], 2048)] {
-        let stride = |k: usize| if ldz > 0 && k >= 100 { ldz } else { k + 3 };
-        for (units, ns) in [(256, 3), (256, 13), (240, 25), (272, 12), (256, 8)] {
-            for fma in [false, true] {
-                every_format!(check_affine_strides(ks, units, ns, 2, fma, stride));
+    fn cases() {
+        for (ks, ldz) in [(&[200usize, 100][..], 1024), (&[30, 300][..], 0), (&[260, 20][..], 1024), (&[300, 20][..], 0), (&[5][..], 0), (&[257][..], 2048)] {
+            let stride = |k: usize| if ldz > 0 && k >= 100 { ldz } else { k + 3 };
+            for (units, ns) in [(256, 3), (256, 13), (192, 25), (272, 12), (256, 8)] {
+                for fma in [false, true] {
+                    every_format!(check_affine_strides(ks, units, ns, 2, fma, stride));
+                }
             }
         }
+    }
+    cases();
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        x86::with_avx2_tiles(cases);
+    }
+    let lstm = [Some(0), Some(1), Some(3), Some(2), None];
+    for fma in [false, true] {
+        every_format!(check_gates(64, lstm, 300, 13, fma));
     }
 }
 

@@ -284,6 +284,13 @@ mod tests {
             assert_eq!(&copy[s * ld..s * ld + 247], &z0[s * 1024 + 3..s * 1024 + 250], "row {s}");
             assert_eq!(&copy[s * ld + 247..s * ld + 252], &z1[s * 7..s * 7 + 5], "row {s}");
         }
+        // a short part first (its 8-value copy runs into the next part's place, which the
+        // next part then writes)
+        let copy = pass_copy(&[(&z1[..], 7, 1..4), (&z0[..], 1024, 0..200)], ns, ld, &mut scratch).to_vec();
+        for s in 0..ns {
+            assert_eq!(&copy[s * ld..s * ld + 3], &z1[s * 7 + 1..s * 7 + 4], "row {s}");
+            assert_eq!(&copy[s * ld + 3..s * ld + 203], &z0[s * 1024..s * 1024 + 200], "row {s}");
+        }
         let z64: Vec<f64> = z0.iter().map(|&v| f64::from(v)).collect();
         let ld = padded_stride(256, 8);
         let copy = pass_copy(&[(&z64[..], 1024, 0..256)], ns, ld, &mut scratch).to_vec();

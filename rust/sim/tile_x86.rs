@@ -217,7 +217,9 @@ pub(super) type TermRef<'a, C> = (&'a Packed<C>, &'a [C], usize);
 pub(super) type Terms<'a, C> = [TermRef<'a, C>];
 
 /// One term's share of a pass over the tiles: its panel for the current units, its z
-/// rows (row 0 of the block) and the k range of the pass.
+/// rows (row 0 of the block, z[0][0] at `z`, rows `ldz` apart) and the k range of the pass.
+/// From a pass's copy (`Pass::copy_rows`) `z` is instead the copy's value for k0 in row 0,
+/// and the rows are `Ops::PASS_LD` apart (`ldz` is not read).
 #[derive(Clone, Copy)]
 pub(super) struct Seg<C> {
     panel: *const C,
@@ -261,7 +263,7 @@ pub(super) struct Dest<C> {
 /// rows `Ops::PASS_LD` apart: each broadcast then reads one pointer at a displacement fixed
 /// at compile time, where 12 rows at a run-time stride took ~14 integer operations per k
 /// beside the 24 FMAs (`tile_rates`, f32: k 1152 × 4096 units 147 → 158 G flop/s, 320 ×
-/// 1024 165 → 174; f64 70 → 75, 73 → 79). P > 1 gives a
+/// 1024 165 → 174; f64 70 → 75, 76 → 79). P > 1 gives a
 /// tile of one or two sequences P·N independent chains of operations (one panel's N would
 /// leave the FMA units waiting on each other's latency).
 #[allow(clippy::too_many_arguments)]
@@ -468,6 +470,7 @@ const PF_MIN_ROWS: usize = 4;
 /// prefetching: fewer than PF_MIN_ROWS).
 const WIDE_ROWS: usize = 2;
 const WIDE_PANELS: usize = 4;
+// (also: a streamed block is never a wide one, and is always copied, `drive_terms`)
 const _: () = assert!(WIDE_ROWS < PF_MIN_ROWS);
 
 /// The segments of one pass over global k in start..end (term i covers base..base + k),
@@ -507,7 +510,7 @@ impl<C: Copy> Pass<C> {
 
     /// The segments' z rows (of `ns` sequences) copied into `scratch` (`tile_rows::pass_copy`,
     /// rows `ld` apart), and each segment pointed at its part of row 0.
-    fn copy_rows<'a>(&mut self, terms: &Terms<'a, C>, ns: usize, ld: usize, scratch: &mut Scratch) where C: bytemuck::Pod {
+    fn copy_rows(&mut self, terms: &Terms<'_, C>, ns: usize, ld: usize, scratch: &mut Scratch) where C: bytemuck::Pod {
         let parts: [(&[C], usize, Range<usize>); MAX_TERMS] = std::array::from_fn(|i| match self.segs[..self.n].get(i) {
             Some(seg) => (terms[self.term[i]].1, seg.ldz, seg.k0..seg.k1),
             None => (&[][..], 0, 0..0),
@@ -638,6 +641,8 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     // terms whose row stride would put the tiles' current lines in a few L1 sets
     // (`tile_rows::unaliased`; same values, same bits either way)
     let copied = ns > WIDE_ROWS && (streamed || panels.len() * pw >= COPY_MIN_UNITS);
+    // the streamed tiles read z from the copy (`group::<_, _, _, true, true>` below)
+    debug_assert!(!streamed || copied);
     let (mut scratch, mut pass_scratch) = (Scratch::default(), Scratch::default());
     let copy = if copied { None } else { unaliased(terms, |p: &Packed<O::C>| p.k, ns, O::ROWS, &mut scratch) };
     let terms: &Terms<'_, O::C> = copy.as_deref().unwrap_or(terms);
@@ -653,7 +658,7 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
         // the segments of this pass (term i covers the global k in base..base + k),
         // their panels set per panel q below
         pass.fill(terms, start, end);
-        if copied {
+        if copied && pass.n > 0 {
             pass.copy_rows(terms, ns, O::PASS_LD, &mut pass_scratch);
         }
         if streamed && end < total {
