@@ -86,24 +86,54 @@ pub fn avx2_f16c() -> bool {
     tiers().avx2_f16c
 }
 
-/// Whether the CPU is Intel's (CPUID vendor "GenuineIntel"): the fused tiles choose how to
-/// broadcast (`tile_x86::register_broadcast`).
-pub fn intel() -> bool {
-    static INTEL: OnceLock<bool> = OnceLock::new();
-    *INTEL.get_or_init(|| {
+/// Whether the CPU's vector pipes run a 512-bit FMA in one slot (two of them per cycle):
+/// Intel's AVX-512 cores, and AMD's from Zen 5 (CPUID family 0x1A) on. Zen 4 (family 0x19)
+/// splits a 512-bit FMA over its two 256-bit pipes. The fused tiles choose how to broadcast
+/// by it (`tile_x86::register_broadcast`). Zen 5's mobile parts (Strix Point, also family
+/// 0x1A) have 256-bit pipes and are counted in; the choice changes the speed, not the bits.
+pub fn full_width_fma() -> bool {
+    static FULL: OnceLock<bool> = OnceLock::new();
+    *FULL.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
         {
-            // (CPUID leaf 0, the vendor string, exists on every x86-64 CPU)
+            // (CPUID leaves 0, the vendor string, and 1, the family, exist on every x86-64 CPU)
             let r = std::arch::x86_64::__cpuid(0);
             let mut v = [0u8; 12];
             v[..4].copy_from_slice(&r.ebx.to_le_bytes());
             v[4..8].copy_from_slice(&r.edx.to_le_bytes());
             v[8..].copy_from_slice(&r.ecx.to_le_bytes());
-            &v == b"GenuineIntel"
+            let eax = std::arch::x86_64::__cpuid(1).eax;
+            full_width_fma_of(&v, eax)
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
             false
         }
     })
+}
+
+/// [`full_width_fma`] from the vendor string and CPUID leaf 1's EAX: the family is bits
+/// 8–11, plus bits 20–27 when those read 0xF (Intel's and AMD's manuals, "CPUID").
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn full_width_fma_of(vendor: &[u8; 12], leaf1_eax: u32) -> bool {
+    let base = (leaf1_eax >> 8) & 0xF;
+    let family = if base == 0xF { base + ((leaf1_eax >> 20) & 0xFF) } else { base };
+    vendor == b"GenuineIntel" || (vendor == b"AuthenticAMD" && family >= 0x1A)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::full_width_fma_of;
+
+    #[test]
+    fn full_width_fma_by_vendor_and_family() {
+        // leaf 1 EAX as the machines of sessions 23–42 report it
+        let (intel, amd) = (b"GenuineIntel", b"AuthenticAMD");
+        assert!(full_width_fma_of(intel, 0x0008_06F8), "Sapphire Rapids (family 6)");
+        assert!(!full_width_fma_of(amd, 0x00A1_0F11), "Zen 4 EPYC (family 0xF + 0xA = 0x19)");
+        assert!(!full_width_fma_of(amd, 0x00A0_0F11), "Zen 3 EPYC (family 0x19)");
+        assert!(full_width_fma_of(amd, 0x00B0_0F21), "Zen 5 EPYC (family 0xF + 0xB = 0x1A)");
+        assert!(full_width_fma_of(amd, 0x00C0_0F00), "a later AMD family (0x1B)");
+        assert!(!full_width_fma_of(b"HygonGenuine", 0x00B0_0F21), "another vendor");
+    }
 }

@@ -574,27 +574,30 @@ fn tile_rates() {
     rates::<f64>("f64", |v| v);
 }
 
-/// The fused f32 and f64 tiles with z broadcast into a register (`Ops::REG_FMA`, Intel)
-/// and with the broadcast embedded in each FMA (Zen 4) give the same bits, whichever this
-/// CPU runs: tile rows 1–13 (partial tiles), widths 1 and 2, k around a pass (KC).
+/// The f32 and f64 tiles, fused and unfused, with z broadcast into a register
+/// (`Ops::REG_BROADCAST`, Intel and Zen 5) and with the broadcast embedded in each FMA or
+/// multiply (Zen 4) give the same bits, whichever this CPU runs: tile rows 1–13 (partial
+/// tiles), widths 1 and 2, k around a pass (KC).
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn fused_tiles_broadcast_either_way_with_the_same_bits() {
+fn tiles_broadcast_either_way_with_the_same_bits() {
     if !crate::sim::cpu::avx512() {
         return;
     }
     fn both<F: LaneFormat>() {
-        for (k, units, ns, nr) in [(1, 16, 1, 1), (7, 40, 5, 2), (64, 64, 12, 2), (300, 33, 13, 1), (257, 96, 25, 2)] {
-            let c = case::<F>(k, units, ns, nr);
-            let mut reg = c.init.clone();
-            let mut embedded = c.init.clone();
-            x86::accumulate_fused(&c.packed, &c.z, c.ldz, ns, &mut reg, true);
-            x86::accumulate_fused(&c.packed, &c.z, c.ldz, ns, &mut embedded, false);
-            // bit for bit (the Debug form tells −0 from +0)
-            let bits = |v: &[F::C]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
-            assert_eq!(bits(&reg), bits(&embedded), "{} k {k} units {units} ns {ns} nr {nr}", F::NAME);
-            // and both are the sequential definition
-            accumulate_is_sequential::<F>(&c.wt, &c.packed, &c.z, c.ldz, ns, &c.init, true);
+        for fma in [true, false] {
+            for (k, units, ns, nr) in [(1, 16, 1, 1), (7, 40, 5, 2), (64, 64, 12, 2), (300, 33, 13, 1), (257, 96, 25, 2)] {
+                let c = case::<F>(k, units, ns, nr);
+                let mut reg = c.init.clone();
+                let mut embedded = c.init.clone();
+                x86::accumulate_broadcast(&c.packed, &c.z, c.ldz, ns, &mut reg, true, fma);
+                x86::accumulate_broadcast(&c.packed, &c.z, c.ldz, ns, &mut embedded, false, fma);
+                // bit for bit (the Debug form tells −0 from +0)
+                let bits = |v: &[F::C]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+                assert_eq!(bits(&reg), bits(&embedded), "{} fma {fma} k {k} units {units} ns {ns} nr {nr}", F::NAME);
+                // and both are the sequential definition
+                assert_sequential::<F>(&c.wt, &c.packed, &c.z, c.ldz, ns, &c.init, fma, &reg);
+            }
         }
     }
     both::<f32>();

@@ -49,36 +49,42 @@ pub(super) trait Ops {
     unsafe fn fma_splat(_acc: Self::V, _w: Self::V, _p: *const Self::C) -> Self::V {
         unreachable!("the fused tile is only driven for formats with FMA = true")
     }
-    /// Whether the fused tile broadcasts z[s][k] into a register once per sequence and k
-    /// (`vbroadcastss`/`sd`) for its N vectors (`fma_reg`) instead of embedding the
-    /// broadcast in each FMA (`fma_splat`): see [`register_broadcast`].
-    const REG_FMA: bool = false;
+    /// Whether the f32/f64 tiles broadcast z[s][k] into a register once per sequence and k
+    /// (`vbroadcastss`/`sd`) for their N vectors (`fma_reg`; unfused, `mul`) instead of
+    /// embedding the broadcast in each FMA or multiply (`fma_splat`, `mul_splat`): see
+    /// [`register_broadcast`].
+    const REG_BROADCAST: bool = false;
     /// The row stride of a pass's copy of z (`tile_rows::pass_copy`): KC values padded to
     /// an odd number of cache lines.
     const PASS_LD: usize = padded_stride(KC, std::mem::size_of::<Self::C>());
     /// acc + w·z (z a register), rounded once.
     #[inline(always)]
     unsafe fn fma_reg(_acc: Self::V, _w: Self::V, _z: Self::V) -> Self::V {
-        unreachable!("only the Ops with REG_FMA = true take a register z")
+        unreachable!("only the Ops with REG_BROADCAST = true take a register z")
     }
 }
 
-/// Whether the fused f32/f64 tiles broadcast z into a register (`Ops::REG_FMA`): on Intel
-/// cores. An embedded broadcast is a load µop per FMA; a tile of 12 sequences × 2 vectors
-/// then issues 26 loads per k for its 24 FMAs, which bounds a core with two 512-bit FMA
-/// pipes and two 512-bit load ports (session 34's Xeon: the fused SimpleRNN at hidden
-/// 1024 at 48% of the FMA peak); one broadcast per sequence makes it 14. On Zen 4, whose
-/// 512-bit FMAs take its two pipes each and whose `vbroadcastss` from memory takes a vector
-/// pipe slot, the embedded broadcast is faster (`vmulpd_splat`). Same operations, same bits.
+/// Whether the f32/f64 tiles broadcast z into a register (`Ops::REG_BROADCAST`), fused
+/// and unfused: on cores whose pipes run a 512-bit FMA in one slot (`cpu::full_width_fma`:
+/// Intel, AMD Zen 5). An embedded broadcast is a load µop per FMA or multiply; a tile of 12
+/// sequences × 2 vectors then issues 26 loads per k for its 24 FMAs, which bounds a core
+/// with two 512-bit FMA pipes and two 512-bit load ports (session 34's Xeon: the fused
+/// SimpleRNN at hidden 1024 at 48% of the FMA peak); one broadcast per sequence makes it 14
+/// (`tile_rates`: Xeon, fused, +6–24%; session 42's Zen 5, f32 fused 181–199 → 213–241 G
+/// flop/s, f64 fused 93–105 → 104–118, f32 unfused 182–194 → 211–225, f64 unfused 91–104 →
+/// 105–110: Zen 5's multiplies and adds have two pipes each, so its unfused tile has the
+/// fused one's bound). On Zen 4, whose 512-bit FMAs take its two pipes each and whose
+/// `vbroadcastss` from memory takes a vector pipe slot, the embedded broadcast is faster
+/// (`vmulpd_splat`). Same operations, same bits.
 pub(super) fn register_broadcast() -> bool {
-    crate::sim::cpu::intel()
+    crate::sim::cpu::full_width_fma()
 }
 
 /// Sequences per tile of the f32 and f64 AVX-512 tiles: 12 × 2 vectors, 24 accumulators
 /// of the 32 registers (the half formats keep `MR`: their roundings need registers).
 const ROWS_F32_F64: usize = 12;
 
-/// f64 lanes; `B`: the fused tile broadcasts z into a register (`Ops::REG_FMA`).
+/// f64 lanes; `B`: the tiles broadcast z into a register (`Ops::REG_BROADCAST`).
 struct F64<const B: bool = false>;
 impl<const B: bool> Ops for F64<B> {
     type C = f64;
@@ -101,7 +107,7 @@ impl<const B: bool> Ops for F64<B> {
     const FMA: bool = true;
     #[inline(always)]
     unsafe fn fma_splat(acc: __m512d, w: __m512d, p: *const f64) -> __m512d { vfmadd231pd_splat(acc, w, p) }
-    const REG_FMA: bool = B;
+    const REG_BROADCAST: bool = B;
     #[inline(always)]
     unsafe fn fma_reg(acc: __m512d, w: __m512d, z: __m512d) -> __m512d { _mm512_fmadd_pd(w, z, acc) }
 }
@@ -152,7 +158,7 @@ unsafe fn vfmadd231ps_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
 }
 
 /// f32 lanes, each result rounded to the grid `R` (none, bf16 or f16); `B` (f32 only): the
-/// fused tile broadcasts z into a register (`Ops::REG_FMA`).
+/// tiles broadcast z into a register (`Ops::REG_BROADCAST`).
 struct F32<const R: u8, const B: bool = false>;
 impl<const R: u8, const B: bool> F32<R, B> {
     #[inline(always)]
@@ -193,7 +199,7 @@ impl<const R: u8, const B: bool> Ops for F32<R, B> {
     /// (RU's zero sign, the same as nearest's) is taken. Overflow: RD stops at ±MAX (odd),
     /// whose nearest half value is ±∞, as the exact sum's.
     const FMA: bool = true;
-    const REG_FMA: bool = R == 0 && B;
+    const REG_BROADCAST: bool = R == 0 && B;
     #[inline(always)]
     unsafe fn fma_reg(acc: __m512, w: __m512, z: __m512) -> __m512 {
         _mm512_fmadd_ps(w, z, acc)
@@ -396,7 +402,7 @@ unsafe fn k_step<O: Ops, const M: usize, const N: usize, const P: usize, const F
     for (s, row) in a.iter_mut().enumerate() {
         let zp = zk.add(s * ldz);
         for (xs, wv) in row.iter_mut().zip(w.iter()) {
-            if FUSED && O::REG_FMA {
+            if FUSED && O::REG_BROADCAST {
                 let zb = O::splat(zp);
                 for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
                     *x = O::fma_reg(*x, wv, zb);
@@ -405,7 +411,7 @@ unsafe fn k_step<O: Ops, const M: usize, const N: usize, const P: usize, const F
                 for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
                     *x = O::fma_splat(*x, wv, zp);
                 }
-            } else if O::SPLAT_IN_MUL {
+            } else if O::SPLAT_IN_MUL && !O::REG_BROADCAST {
                 for (x, &wv) in xs.iter_mut().zip(wv.iter()) {
                     *x = O::add(*x, O::mul_splat(wv, zp));
                 }
@@ -808,9 +814,9 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
     // `super::accumulate`, `super::affine_gates`)
     use super::tile_avx2 as y;
     match (F::ROUNDING, avx512) {
-        (Rounding::F64, true) if fma && register_broadcast() => run::<F, F64<true>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F64<true>>),
+        (Rounding::F64, true) if register_broadcast() => run::<F, F64<true>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F64<true>>),
         (Rounding::F64, true) => run::<F, F64>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F64>),
-        (Rounding::F32, true) if fma && register_broadcast() => run::<F, F32<0, true>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true>>),
+        (Rounding::F32, true) if register_broadcast() => run::<F, F32<0, true>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true>>),
         (Rounding::F32, true) => run::<F, F32<0>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0>>),
         (Rounding::Bf16, true) => run::<F, F32<1>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<1>>),
         (Rounding::F16, true) => run::<F, F32<2>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<2>>),
@@ -893,10 +899,10 @@ where
     drive(bias.map(same_type::slice), &t[..terms.len()], ns, acc.cast::<O::C>(), gates, fma, panels)
 }
 
-/// The fused f32 or f64 tile (`C`) with z broadcast into a register (`reg`) or embedded in
-/// each FMA, for comparing the two.
+/// The f32 or f64 tile (`C`), fused or not (`fma`), with z broadcast into a register
+/// (`reg`) or embedded in each FMA or multiply, for comparing the two.
 #[cfg(test)]
-pub(super) fn accumulate_fused<C: 'static>(p: &Packed<C>, z: &[C], ldz: usize, ns: usize, acc: &mut [C], reg: bool) {
+pub(super) fn accumulate_broadcast<C: 'static>(p: &Packed<C>, z: &[C], ldz: usize, ns: usize, acc: &mut [C], reg: bool, fma: bool) {
     assert!(crate::sim::cpu::avx512());
     let t = [(p, z, ldz)];
     let a = acc.as_mut_ptr();
@@ -905,10 +911,10 @@ pub(super) fn accumulate_fused<C: 'static>(p: &Packed<C>, z: &[C], ldz: usize, n
     unsafe {
         if std::any::TypeId::of::<C>() == std::any::TypeId::of::<f32>() {
             let t: [TermRef<'_, f32>; 1] = [(cast(t[0].0), same_type::slice(t[0].1), ldz)];
-            if reg { drive_avx512::<F32<0, true>>(None, &t, ns, a.cast(), None, true, panels) } else { drive_avx512::<F32<0>>(None, &t, ns, a.cast(), None, true, panels) }
+            if reg { drive_avx512::<F32<0, true>>(None, &t, ns, a.cast(), None, fma, panels) } else { drive_avx512::<F32<0>>(None, &t, ns, a.cast(), None, fma, panels) }
         } else {
             let t: [TermRef<'_, f64>; 1] = [(cast(t[0].0), same_type::slice(t[0].1), ldz)];
-            if reg { drive_avx512::<F64<true>>(None, &t, ns, a.cast(), None, true, panels) } else { drive_avx512::<F64>(None, &t, ns, a.cast(), None, true, panels) }
+            if reg { drive_avx512::<F64<true>>(None, &t, ns, a.cast(), None, fma, panels) } else { drive_avx512::<F64>(None, &t, ns, a.cast(), None, fma, panels) }
         }
     }
 }
