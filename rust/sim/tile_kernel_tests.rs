@@ -292,6 +292,21 @@ fn tiles_from_a_pass_copy_give_the_same_bits() {
     }
 }
 
+/// Passes of KC values of k over more than two sequences, with the bias on the first pass
+/// and the gate split on the last: the same bits with the weights streamed (an LSTM of
+/// hidden 256 over k = 610: 1024 units, 2.4 MiB of f32, three passes, the prefetch reaching
+/// into the next pass) and not (k = 530 over 96 units), whole and partial groups.
+#[test]
+fn passes_of_streamed_and_cached_weights_give_the_same_bits() {
+    let lstm = [Some(0), Some(1), Some(3), Some(2), None];
+    for fma in [false, true] {
+        check_gates::<f32>(256, lstm, 610, 14, fma);
+        check_gates::<f64>(256, lstm, 300, 5, fma);
+        every_format!(check_affine(&[20, 510], 96, 13, 2, fma));
+        every_format!(check(530, 96, 3, 1, fma));
+    }
+}
+
 /// `affine_gates` against `affine` then pre[region][s][u] = addend + sum for the gates with
 /// a region (the rest left as rows of `out`), bit for bit.
 fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, ns: usize, fma: bool) {
