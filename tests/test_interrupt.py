@@ -25,17 +25,12 @@ def sigint_handled():
     signal.signal(signal.SIGINT, old)
 
 
-def interrupt_after(seconds: float) -> threading.Timer:
-    t = threading.Timer(seconds, _thread.interrupt_main)
-    t.start()
-    return t
-
-
 def interrupted(job, after: float = 0.5) -> float:
     """Runs `job` with a Ctrl-C `after` seconds in; it must raise KeyboardInterrupt. Returns
     the seconds it took. A job that ends first fails the test, and its Ctrl-C is cancelled
     (else it would land in pytest itself and end the whole session)."""
-    timer = interrupt_after(after)
+    timer = threading.Timer(after, _thread.interrupt_main)
+    timer.start()
     start = time.perf_counter()
     try:
         with pytest.raises(KeyboardInterrupt):

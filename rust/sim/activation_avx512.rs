@@ -54,9 +54,10 @@
 //!   values (in a standalone copy of this loop, pass two ran 0.166 ns per value, 0.118
 //!   without any test, 0.156 with this one). Measured here, alternating binaries:
 //!   `ns_per_value` tanh 0.370–0.377 → 0.365–0.369, σ 0.339–0.340 → 0.326–0.331;
-//!   `register_latency` (`apply16`) tanh 20.5–20.8 → 19.6–19.9 ns, σ 19.6–19.7 → 18.5–18.9. tanh's results are normal or are x itself (subnormal x, which the
-//!   conversion returns: y is within 2^−166 of x, the grid 2^−149); σ's below 2^−126 (x <
-//!   −87.3) round to subnormals, spaced 2^−149 whatever y's bits: a vector with x < −87
+//!   `register_latency` (`apply16`) tanh 20.5–20.8 → 19.6–19.9 ns, σ 19.6–19.7 → 18.5–18.9.
+//!   tanh's results are normal or are x itself (subnormal x, which the conversion
+//!   returns: y is within 2^−166 of x, the grid 2^−149); σ's below 2^−126 (x < −87.3)
+//!   round to subnormals, spaced 2^−149 whatever y's bits: a vector with x < −87
 //!   in a lane takes a branch that rounds 2^−126 + y there (whose binade has that spacing,
 //!   the addition's error 2^−179 inside the interval) and subtracts 2^−126 from the f32
 //!   (exact).
@@ -86,28 +87,21 @@ use crate::sim::ziv::{Approximated, Func};
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-/// [`each!`] for integer vectors.
-macro_rules! each_int {
-    ($m:expr, $i:ident => $e:expr) => {{
-        let mut out = [_mm512_setzero_si512(); $m];
-        for $i in 0..$m {
-            out[$i] = $e;
-        }
-        out
-    }};
-}
-
 /// `[f(i) for i in 0..M]` as vectors, one operation for all M chains before the next (the
 /// chains interleaved in program order: see `run`). A loop, not `array::from_fn`: a closure
-/// may be compiled out of line without the caller's target features.
+/// may be compiled out of line without the caller's target features. f64 vectors, or those
+/// of the type of `zero` (`each!(M, zero; i => f(i))`).
 macro_rules! each {
-    ($m:expr, $i:ident => $e:expr) => {{
-        let mut out = [_mm512_setzero_pd(); $m];
+    ($m:expr, $zero:expr; $i:ident => $e:expr) => {{
+        let mut out = [$zero; $m];
         for $i in 0..$m {
             out[$i] = $e;
         }
         out
     }};
+    ($m:expr, $i:ident => $e:expr) => {
+        each!($m, _mm512_setzero_pd(); $i => $e)
+    };
 }
 
 /// The documented value rounded to f32: the scalar fallback (also `activation_avx2`'s).
@@ -291,13 +285,17 @@ unsafe fn settle<A: Approximated, const N: usize, const M: usize>(x: [__m512; N]
         f[i] = _mm512_cvtpd_ps(y[i]);
     }
     // the Ziv test of the whole step in vector operations: t is zero in the lanes whose
-    // dropped bits lie in the window, so the unsigned minimum over the step is zero when any
-    // lane's are; with the NaNs of x, one mask test decides whether any lane is left open
-    // (each value is open with a probability of about 2^17/2^29 = 2^−12 when its dropped bits are uniform, so a step of 32 values about once in 128), and only then are the lanes' masks made (`ZIV_WINDOW`)
-    let t = each_int!(M, i => _mm512_and_si512(_mm512_add_epi64(_mm512_castpd_si512(y[i]), _mm512_set1_epi64(ZIV_SHIFT)), _mm512_set1_epi64(ZIV_WINDOW)));
+    // dropped bits lie in the window (`ZIV_WINDOW`), so the unsigned minimum over the step
+    // is zero when any lane's are; with x's NaNs, one mask test decides whether any lane is
+    // open (rare: the window holds 2^17 of the 2^29 patterns of the dropped bits), and only
+    // then are the lanes' masks made
+    let t = each!(M, _mm512_setzero_si512(); i => _mm512_and_si512(_mm512_add_epi64(_mm512_castpd_si512(y[i]), _mm512_set1_epi64(ZIV_SHIFT)), _mm512_set1_epi64(ZIV_WINDOW)));
     let least = t[1..].iter().fold(t[0], |m, &v| _mm512_min_epu64(m, v));
-    let nan = x[1..].iter().fold(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x[0], x[0]), |m, &v| m | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v));
-    let open = _mm512_testn_epi64_mask(least, least) != 0 || nan != 0;
+    let mut nan = [0u16; N];
+    for j in 0..N {
+        nan[j] = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x[j], x[j]);
+    }
+    let open = _mm512_testn_epi64_mask(least, least) != 0 || nan.iter().any(|&m| m != 0);
     if open {
         for i in 0..M {
             near[i] = _mm512_testn_epi64_mask(t[i], t[i]);
@@ -321,7 +319,7 @@ unsafe fn settle<A: Approximated, const N: usize, const M: usize>(x: [__m512; N]
         };
         // NaN lanes go to the fallback, which returns x quietened (the scalar paths' NaN)
         *o = if open {
-            let u = halves(&near) | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x[j], x[j]);
+            let u = halves(&near) | nan[j];
             (_mm512_mask_blend_ps(u, r, x[j]), u)
         } else {
             (r, 0)
