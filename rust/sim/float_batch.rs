@@ -28,6 +28,7 @@
 
 use crate::error::SimResult;
 use crate::net::activation::Activation;
+use crate::num::round::BinaryFormat;
 use crate::sim::ziv::Func;
 use crate::num::float::Float;
 use crate::sim::block_io::{block_firsts, lane_inputs, recycle_lanes, run_blocks, split_blocks, store};
@@ -164,12 +165,18 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     }
     // one activation call over the rows unless the padding would add a quarter or more
     let whole_block = 4 * (up - d) < d;
+    // (a half format's f32 sums, `unrounded_sums`: the table lookup of their rounding)
+    let unrounded = unrounded_sums::<F>(plan.activation);
+    let act = |v: &mut [F::C]| match unrounded {
+        Some((func, fmt)) => crate::sim::half_tables::apply_rounding(func, fmt, same_type::slice_mut(v)),
+        None => activate::<F>(plan.activation, v),
+    };
     let activate_rows = |rows: &mut [F::C]| {
         if whole_block {
-            activate::<F>(plan.activation, rows);
+            act(rows);
         } else {
             for row in rows.chunks_exact_mut(up) {
-                activate::<F>(plan.activation, &mut row[..d]);
+                act(&mut row[..d]);
             }
         }
     };
@@ -224,11 +231,10 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             h.iter_mut().zip(&row[..d]).for_each(|(b, &v)| *b = half::f16::from_f32(v).to_bits());
         }
     }
-    // f16 with f32 sums into tanh or σ: the f32 sums go to the table lookup unrounded, as
-    // the index is their conversion to binary16, which is the rounding (`half_tables::apply`;
-    // R(x) converts to the same bits as x, a NaN too, as R keeps it), so the pass that
-    // rounds them after the tiles (`tile_kernel::affine_panels`) is not made: same values
-    let unrounded = unrounded_sums::<F>(plan.activation);
+    // a half format with f32 sums into tanh or σ: the f32 sums go to the table lookup
+    // unrounded, as its index is their rounding (`half_tables::apply`: R(x)'s bits, a NaN's
+    // too, as R keeps it), so the pass that rounds them after the tiles
+    // (`tile_kernel::affine_panels`) is not made: same values
     let longest = lens.iter().copied().max().unwrap_or(0);
     let mut t0 = 0;
     for t in 0..longest {
@@ -255,7 +261,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             } else {
                 // the team's threads split the units (a team of one: `affine` itself)
                 let map = &mut [Map { bias: &w.b, terms: &[x(), h], ns, out: &mut *cur }];
-                if unrounded {
+                if unrounded.is_some() {
                     affine_split::<F::Sum>(map, spec.fma, team);
                 } else {
                     affine_split::<F>(map, spec.fma, team);
@@ -278,14 +284,25 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     Ok(())
 }
 
-/// Whether a SimpleRNN layer of F with `act` takes its sums to the activation unrounded:
-/// f16 with f32 sums (`tile_kernel::f32_sums`) into tanh or σ, whose table lookup converts
-/// each value to binary16, rounding it as the pass after the tiles would (perf had put
-/// that pass at 10% of the run). Alternating builds, 1 thread, M token-steps/s: (1024,
-/// 1000, 16, 4) 38.2–39.0 → 42.0–43.8, (4096, 256, 64, 8) 7.3–7.4 → 7.9. (bf16's index is
-/// the value's top half, a truncation: its sums are rounded first.)
-fn unrounded_sums<F: LaneFormat>(act: Activation) -> bool {
-    crate::sim::tile_kernel::f32_sums::<F>() && matches!(F::ROUNDING, crate::sim::lanes::Rounding::F16) && matches!(act, Activation::Tanh | Activation::Sigmoid)
+/// Whether a SimpleRNN layer of F with `act` takes its sums to the activation unrounded,
+/// and then the table's (function, format): a half format with f32 sums
+/// (`tile_kernel::f32_sums`) into tanh or σ, whose lookup `half_tables::apply_rounding`
+/// rounds each value to its index (f16's conversion to binary16, bf16's rounding in
+/// registers) as the pass after the tiles would. f16 since session 36 (perf had put that
+/// pass at 10% of the run), alternating builds, 1 thread, M token-steps/s: (1024, 1000,
+/// 16, 4) 38.2–39.0 → 42.0–43.8, (4096, 256, 64, 8) 7.3–7.4 → 7.9; bf16 since session 45.
+fn unrounded_sums<F: LaneFormat>(act: Activation) -> Option<(Func, BinaryFormat)> {
+    let func = match act {
+        Activation::Tanh => Func::Tanh,
+        Activation::Sigmoid => Func::Sigmoid,
+        _ => return None,
+    };
+    let fmt = match F::ROUNDING {
+        crate::sim::lanes::Rounding::Bf16 => BinaryFormat::BF16,
+        crate::sim::lanes::Rounding::F16 => BinaryFormat::F16,
+        _ => return None,
+    };
+    crate::sim::tile_kernel::f32_sums::<F>().then_some((func, fmt))
 }
 
 /// The table function when a block of F on one thread (`team` 1) takes the native f16

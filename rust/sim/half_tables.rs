@@ -1,7 +1,8 @@
 //! tanh and σ of the half formats (f16, bf16) by table lookup, exact by construction.
 //!
 //! A lane of a half format holds a value of the format (every pre-activation is rounded to
-//! it), so the input is one of 2^16 bit patterns, and the documented result
+//! it, or is an f32 sum that the index rounds, below), so the input is one of 2^16 bit
+//! patterns, and the documented result
 //! round_F(D(x)) (`num::float::Float::tanh` / `sigmoid`: D the correctly rounded f64 value,
 //! rounded once to F) is tabulated for all of them from that definition itself: one table per
 //! (function, format), 65536 f32 values (256 KiB), built on first use (65536 evaluations
@@ -10,8 +11,16 @@
 //! gather (AVX2: 8), several times faster than evaluating D's approximation and deciding its rounding
 //! (`ziv`), which is what the f32 lanes still do.
 //!
+//! A half format's f32 sums, not on its grid, take [`apply_rounding`]: the entry of R(x),
+//! x rounded to the format (to nearest even), whose bits are the index: f16's conversion
+//! rounds already, bf16's index is its rounding in registers (a few integer operations per
+//! vector, which slowed the gathers of values on the grid by a fifth when `apply` made
+//! them too: session 45). The pass that would round the sums first is then not made
+//! (`float_batch::unrounded_sums`).
+//!
 //! NaN lanes: arithmetic NaNs are quiet (bit 22 set), so their top 16 bits are a bf16 NaN
-//! and `vcvtps2ph` gives a binary16 NaN; the table holds NaN there.
+//! and `vcvtps2ph` gives a binary16 NaN; the table holds NaN there. (`apply_rounding`
+//! quietens a bf16 NaN's index, so a signalling one does not read as ±∞ either.)
 
 use crate::num::float::Float;
 use crate::num::round::BinaryFormat;
@@ -58,6 +67,49 @@ fn index(x: f32, bf: bool) -> usize {
     if bf { (x.to_bits() >> 16) as usize } else { usize::from(f16::from_f32(x).to_bits()) }
 }
 
+/// The format's bit pattern of R(x), x rounded to the format (to nearest even), a NaN's
+/// quietened (bf16: bit 22 set, as f16's conversion does; a signalling NaN's top half
+/// alone could read as ±∞).
+#[inline(always)]
+fn index_rounding(x: f32, bf: bool) -> usize {
+    if !bf {
+        return index(x, bf);
+    }
+    let r = if x.is_nan() { x.to_bits() | QUIET } else { crate::sim::lanes::round_bf16_in_f32(x).to_bits() };
+    (r >> 16) as usize
+}
+
+/// f32's quiet-NaN bit.
+const QUIET: u32 = 0x0040_0000;
+
+/// `index_rounding` of bf16 on 16 lanes.
+///
+/// # Safety
+/// The caller is compiled with AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn bf16_index_16(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+    let rounded = _mm512_castps_si512(crate::sim::simd_round::round_bf16_grid(x));
+    let quiet = _mm512_or_si512(_mm512_castps_si512(x), _mm512_set1_epi32(QUIET as i32));
+    _mm512_srli_epi32::<16>(_mm512_mask_blend_epi32(nan, rounded, quiet))
+}
+
+/// `index_rounding` of bf16 on 8 lanes.
+///
+/// # Safety
+/// The caller is compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn bf16_index_8(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let nan = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
+    let rounded = _mm256_castps_si256(crate::sim::simd_round::round_bf16_8_grid(x));
+    let quiet = _mm256_or_si256(_mm256_castps_si256(x), _mm256_set1_epi32(QUIET as i32));
+    _mm256_srli_epi32::<16>(_mm256_blendv_epi8(rounded, quiet, nan))
+}
+
 /// `func` of one lane value of `fmt` (f16 or bf16), as an f32 holding the result.
 #[inline]
 pub fn one(func: Func, fmt: BinaryFormat, x: f32) -> f32 {
@@ -66,19 +118,30 @@ pub fn one(func: Func, fmt: BinaryFormat, x: f32) -> f32 {
 
 /// `func` over lane values of `fmt`, in place (AVX-512 or AVX2 gathers when the CPU has them).
 pub fn apply(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
+    apply_with::<false>(func, fmt, xs)
+}
+
+/// `func` of R(x) for every x of `xs`, x rounded to `fmt` (a half format's f32 sums), in
+/// place: `apply` of the rounded values, without a rounding pass.
+pub fn apply_rounding(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
+    apply_with::<true>(func, fmt, xs)
+}
+
+fn apply_with<const ROUNDING: bool>(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
     let t = table(func, fmt);
     let bf = fmt == BinaryFormat::BF16;
     #[cfg(target_arch = "x86_64")]
     if crate::sim::cpu::avx512_f16c() {
         // SAFETY: the CPU has AVX-512F and F16C (checked), the table has 2^16 entries and
         // every index is a 16-bit value.
-        return unsafe { gather_avx512(t, bf, xs) };
+        return unsafe { gather_avx512::<ROUNDING>(t, bf, xs) };
     }
     #[cfg(target_arch = "x86_64")]
     if crate::sim::cpu::avx2_f16c() {
         // SAFETY: the CPU has AVX2 and F16C (checked); the table as above.
-        return unsafe { gather_avx2(t, bf, xs) };
+        return unsafe { gather_avx2::<ROUNDING>(t, bf, xs) };
     }
+    let index = if ROUNDING { index_rounding } else { index };
     xs.iter_mut().for_each(|x| *x = t[index(*x, bf)]);
 }
 
@@ -177,7 +240,7 @@ pub unsafe fn gather16(func: Func, fmt: BinaryFormat, idx: std::arch::x86_64::__
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx2,avx,f16c")]
-unsafe fn gather_avx512(t: &[f32], bf: bool, xs: &mut [f32]) {
+unsafe fn gather_avx512<const ROUNDING: bool>(t: &[f32], bf: bool, xs: &mut [f32]) {
     use std::arch::x86_64::*;
     debug_assert_eq!(t.len(), SIZE);
     let (n, p) = (xs.len(), xs.as_mut_ptr());
@@ -186,7 +249,9 @@ unsafe fn gather_avx512(t: &[f32], bf: bool, xs: &mut [f32]) {
         let m = (n - i).min(16);
         let live = crate::sim::simd_round::first_lanes(m);
         let x = _mm512_maskz_loadu_ps(live, p.add(i));
-        let idx = if bf {
+        let idx = if bf && ROUNDING {
+            bf16_index_16(x)
+        } else if bf {
             _mm512_srli_epi32::<16>(_mm512_castps_si512(x))
         } else {
             _mm512_cvtepu16_epi32(_mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x))
@@ -200,7 +265,7 @@ unsafe fn gather_avx512(t: &[f32], bf: bool, xs: &mut [f32]) {
 /// `gather_avx512` on 8 lanes (AVX2's `vgatherdps`, F16C's `vcvtps2ph`), the tail masked.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx,f16c")]
-unsafe fn gather_avx2(t: &[f32], bf: bool, xs: &mut [f32]) {
+unsafe fn gather_avx2<const ROUNDING: bool>(t: &[f32], bf: bool, xs: &mut [f32]) {
     use std::arch::x86_64::*;
     debug_assert_eq!(t.len(), SIZE);
     let (n, p) = (xs.len(), xs.as_mut_ptr());
@@ -208,7 +273,9 @@ unsafe fn gather_avx2(t: &[f32], bf: bool, xs: &mut [f32]) {
     while i < n {
         let live = crate::sim::simd_round::first_lanes_8(n - i);
         let x = _mm256_maskload_ps(p.add(i), live);
-        let idx = if bf {
+        let idx = if bf && ROUNDING {
+            bf16_index_8(x)
+        } else if bf {
             _mm256_srli_epi32::<16>(_mm256_castps_si256(x))
         } else {
             _mm256_cvtepu16_epi32(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x))
@@ -267,6 +334,29 @@ mod tests {
                         }
                     }
                 }
+                // `apply_rounding` of f32 values off the grid (a half format's unrounded f32
+                // sums): the entry of R(x), x rounded to the format (ties to even: exact
+                // halfway points between neighbours included)
+                let round = |x: f32| if bf { crate::sim::lanes::round_bf16_in_f32(x) } else { crate::sim::lanes::round_f16_in_f32(x) };
+                let mut off: Vec<f32> = xs.iter().step_by(7).flat_map(|&x| {
+                    let b = x.to_bits();
+                    [f32::from_bits(b ^ 1), f32::from_bits(b.wrapping_add(if bf { 0x8000 } else { 0x1000 })), f32::from_bits(b.wrapping_add(0x3fff))]
+                }).collect();
+                // NaNs: quiet with payload, and signalling with the payload in the low half only
+                off.extend([0x7fff_ffffu32, 0x7f80_0001, 0xff80_8000].map(f32::from_bits));
+                let want_off: Vec<f32> = off.iter().map(|&x| definition(func, bf, round(x))).collect();
+                for len in [off.len(), 1, 15, 17] {
+                    let mut ys = off[..len].to_vec();
+                    apply_rounding(func, fmt, &mut ys);
+                    for ((&x, &y), &w) in off.iter().zip(&ys).zip(&want_off) {
+                        assert!(same(y, w), "{func:?} {fmt:?} off the grid {x:e}: {y:e} vs {w:e}");
+                        assert!(same(table(func, fmt)[index_rounding(x, bf)], w), "{func:?} {fmt:?} off the grid {x:e} (scalar)");
+                    }
+                }
+                // and on the grid, `apply`'s values
+                let mut ys = xs.clone();
+                apply_rounding(func, fmt, &mut ys);
+                assert!(ys.iter().zip(&want).all(|(&a, &b)| same(a, b)), "{func:?} {fmt:?}: apply_rounding on the grid");
                 // the independent approximation path (`ziv`) agrees on every value
                 let mut portable = xs.clone();
                 portable.iter_mut().for_each(|x| *x = crate::sim::ziv::to_half_for_tests(func, *x, fmt));
