@@ -66,8 +66,8 @@ def torch_net(kind: str, hidden: int, inputs: int, seed: int):
 @pytest.mark.parametrize("fmt", HALF)
 @pytest.mark.parametrize("hidden", [16, 20])
 def test_batches_equal_single_runs_for_any_thread_count(kind, fmt, hidden):
-    # hidden 16: whole vectors per gate, where the half formats' own sums take the tiles'
-    # gate split (here declined: the sums are rounded before gi + gh)
+    # hidden 16: whole vectors per gate, where the tiles' gate split makes R(R(gi) + R(gh))
+    # from the f32 sums as its last step (hidden 20: the cells' loops make it)
     B, T, inputs = 13, 9, 3
     net = torch_net(kind, hidden, inputs, seed=hidden)
     rng = np.random.default_rng(7)

@@ -299,12 +299,11 @@ pub struct GateSplit<'a, C> {
 /// AVX-512 or AVX2 tile for the format (or, for bf16's fused step on AVX2, products that
 /// are not exact in f32), or the native f16 tile; the caller then runs `affine` and adds.
 ///
-/// Also false for the half formats with f32 sums (the gates' sums are rounded before the
-/// addition, which the tiles' last step would skip).
+/// The half formats with f32 sums (`f32_sums`) run f32's AVX-512 tiles, whose last step
+/// is then R(R(addend) + R(sum)) (each sum rounded before the addition, as the cells'
+/// loops do), and leave the other rows as f32 sums (no rounding pass: their readers round,
+/// `gated_half_avx512::F32Sums`); false without AVX-512.
 pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: &mut [F::C], split: GateSplit<'_, F::C>, fma: bool) -> bool {
-    if f32_sums::<F>() {
-        return false;
-    }
     let (up, hsz) = (bias.len(), split.hsz);
     let units = terms.first().map_or(0, |t| t.w.units);
     let regions = split.region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
@@ -316,7 +315,14 @@ pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: 
     terms.iter().for_each(|t| check_term(t, ns));
     // SAFETY: `out` covers the ns rows (checked) and is borrowed mutably for the call.
     #[cfg(target_arch = "x86_64")]
-    return unsafe { x86::affine::<F>(Some(bias), terms, ns, out.as_mut_ptr(), Some(split), fma, 0..up / terms[0].w.pw).is_some() };
+    return unsafe {
+        let panels = 0..up / terms[0].w.pw;
+        if f32_sums::<F>() {
+            x86::affine_gates_f32_sums::<F>(bias, terms, ns, out.as_mut_ptr(), split, fma, panels).is_some()
+        } else {
+            x86::affine::<F>(Some(bias), terms, ns, out.as_mut_ptr(), Some(split), fma, panels).is_some()
+        }
+    };
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (split, fma);

@@ -373,6 +373,73 @@ fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
     }
 }
 
+/// The half formats with f32 sums (`affine_gates` on f32's tiles, `tile_x86::F32<0, B, G>`):
+/// pre = R(R(addend) + R(sum)), the rounded addition the cells' loops make of unrounded f32
+/// sums (`gated_half_avx512::F32Sums`), the rows without a region left as f32's sums, bit
+/// for bit; the addends f32 values off the half grid (gi rows not hoisted) and NaN in
+/// places (kept), the sums overflowing the format's range in places (f16). Declined only
+/// without AVX-512 or where a vector would hold two gates.
+fn check_gates_f32_sums<F: LaneFormat<C = f32>>(hsz: usize, region: [Option<usize>; 5], k: usize, ns: usize, fma: bool) {
+    let units = region.iter().rposition(|r| r.is_some()).map_or(0, |g| g + 1).max(3) * hsz;
+    let mut s = 11u64 + (hsz * 7 + k * 3 + ns) as u64;
+    let mut next = |scale: f64| {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        F::from_lane(((s >> 33) % 200_001) as f32 / 25_600.0 - 3.9).to_lane() * scale as f32
+    };
+    let round = |x: f32| {
+        let mut v = [x];
+        F::round_lanes(&mut v);
+        v[0]
+    };
+    let wt: Vec<f32> = (0..k * units).map(|_| round(next(1.0))).collect();
+    let p = Packed::for_units(&wt, k, units);
+    let up = p.up;
+    let z: Vec<f32> = (0..ns * (k + 1)).map(|_| round(next(if k % 2 == 1 { 4096.0 } else { 1.0 }))).collect();
+    let mut bias: Vec<f32> = (0..units).map(|_| round(next(1.0))).collect();
+    bias.resize(up, 0.0);
+    let ald = 2 * up + 3;
+    let addend: Vec<f32> = (0..ns * ald).map(|i| if i % 37 == 5 { f32::NAN } else { next(1.0) }).collect();
+    let terms = [Term { w: &p, z: &z, ldz: k + 1 }];
+    let regions = region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
+    // f32's sums, unrounded (what the rows without a region keep)
+    let mut sums = vec![0f32; ns * up];
+    affine::<f32>(&bias, &terms, ns, &mut sums, fma);
+    let (mut out, mut pre) = (vec![0f32; ns * up], vec![0f32; regions * ns * hsz]);
+    let split = GateSplit { addend: &addend, addend_ld: ald, pre: &mut pre, hsz, region };
+    if !affine_gates::<F>(&bias, &terms, ns, &mut out, split, fma) {
+        assert!(!hsz.is_multiple_of(16) || !cfg!(target_arch = "x86_64") || !crate::sim::cpu::avx512(), "{} hsz {hsz}: the split should run", F::NAME);
+        return;
+    }
+    for si in 0..ns {
+        for i in 0..units {
+            let (g, u) = (i / hsz, i % hsz);
+            match region[g] {
+                Some(r) => {
+                    let want = F::add_l(round(addend[si * ald + i]), round(sums[si * up + i]));
+                    let got = pre[r * ns * hsz + si * hsz + u];
+                    assert_eq!(got.to_bits(), want.to_bits(), "{} hsz {hsz} k {k} ns {ns} fma {fma} seq {si} unit {i}: {got} vs {want}", F::NAME);
+                }
+                None => assert_eq!(out[si * up + i].to_bits(), sums[si * up + i].to_bits(), "{} row unit {i}", F::NAME),
+            }
+        }
+    }
+}
+
+#[test]
+fn gate_split_of_f32_sums_rounds_each_sum_then_the_addition() {
+    use crate::num::f32_sums::{Bf16SumF32, F16SumF32};
+    let lstm = [Some(0), Some(1), Some(3), Some(2), None];
+    let gru = [Some(0), Some(1), None, None, None];
+    for &(hsz, k, ns) in &[(16, 20, 9), (16, 7, 13), (32, 300, 10), (16, 300, 17), (48, 5, 2), (5, 4, 4)] {
+        for region in [lstm, gru] {
+            for fma in [false, true] {
+                check_gates_f32_sums::<Bf16SumF32>(hsz, region, k, ns, fma);
+                check_gates_f32_sums::<F16SumF32>(hsz, region, k, ns, fma);
+            }
+        }
+    }
+}
+
 /// The AVX2 tiles (`tile_avx2`: 6 sequences × stripes of 2 vectors, 8 f32 or 4 f64
 /// lanes; bf16 and f16 in f32 lanes, tiles of 4 × 2), forced on this CPU: the cases of the
 /// tests above, bit for bit against the sequential definition. Row counts around 6 and its

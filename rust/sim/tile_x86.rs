@@ -12,7 +12,7 @@
 
 use super::{GateSplit, Packed, Term, KC, L2_BUDGET, MAX_TERMS, MR};
 use crate::sim::lanes::{LaneFormat, Rounding};
-use crate::sim::simd_round::{round_bf16_grid, round_f16_grid};
+use crate::sim::simd_round::{round_bf16, round_bf16_grid, round_f16, round_f16_grid};
 use crate::sim::same_type;
 use crate::sim::tile_rows::{padded_stride, pass_copy, unaliased, Scratch};
 use std::arch::x86_64::*;
@@ -34,6 +34,19 @@ pub(super) trait Ops {
     unsafe fn splat(p: *const Self::C) -> Self::V;
     unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
     unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+    /// A gate's pre-activation addend + sum, the tiles' last step into a gate split
+    /// (`tile_kernel::affine_gates`): the format's rounded addition, or (`F32Sums`) a half
+    /// format's R(R(addend) + R(sum)) on f32 sums.
+    #[inline(always)]
+    unsafe fn add_gate(addend: Self::V, sum: Self::V) -> Self::V {
+        Self::add(addend, sum)
+    }
+    /// Whether the tiles store a gate's sums first, then make each `add_gate` from memory
+    /// (the sums just stored, in L1): for an `add_gate` too long for LLVM to unroll over the
+    /// tile's accumulators, which then left them in a stack array stored on every k
+    /// (measured: a bf16 LSTM with f32 sums at hidden 16, 1 thread, 16.0 → 11.8 M
+    /// token-steps/s).
+    const GATE_FROM_MEMORY: bool = false;
     /// Multiply by a value in memory (an embedded broadcast) rather than by a register
     /// splat once per sequence: `mul_splat` instead of `splat` + `mul` in the tile.
     const SPLAT_IN_MUL: bool = false;
@@ -158,9 +171,13 @@ unsafe fn vfmadd231ps_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
 }
 
 /// f32 lanes, each result rounded to the grid `R` (none, bf16 or f16); `B` (f32 only): the
-/// tiles broadcast z into a register (`Ops::REG_BROADCAST`).
-struct F32<const R: u8, const B: bool = false>;
-impl<const R: u8, const B: bool> F32<R, B> {
+/// tiles broadcast z into a register (`Ops::REG_BROADCAST`); `G` (R = 0 only): the f32
+/// sums of a half format, bf16 (1) or f16 (2), whose gate additions round
+/// (`Ops::add_gate`: R(R(addend) + R(sum)), `simd_round::round_bf16` / `round_f16`, NaN
+/// kept, as the cells' loops round f32 sums when they read them,
+/// `gated_half_avx512::F32Sums`).
+struct F32<const R: u8, const B: bool = false, const G: u8 = 0>;
+impl<const R: u8, const B: bool, const G: u8> F32<R, B, G> {
     #[inline(always)]
     unsafe fn round(x: __m512) -> __m512 {
         match R {
@@ -169,8 +186,17 @@ impl<const R: u8, const B: bool> F32<R, B> {
             _ => round_f16_grid(x),
         }
     }
+    /// An f32 sum of the half format `G` rounded to it (none when G = 0), NaN kept.
+    #[inline(always)]
+    unsafe fn round_sum(x: __m512) -> __m512 {
+        match G {
+            0 => x,
+            1 => round_bf16(x),
+            _ => round_f16(x),
+        }
+    }
 }
-impl<const R: u8, const B: bool> Ops for F32<R, B> {
+impl<const R: u8, const B: bool, const G: u8> Ops for F32<R, B, G> {
     type C = f32;
     type V = __m512;
     const L: usize = 16;
@@ -185,6 +211,11 @@ impl<const R: u8, const B: bool> Ops for F32<R, B> {
     unsafe fn mul(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_mul_ps(a, b)) }
     #[inline(always)]
     unsafe fn add(a: __m512, b: __m512) -> __m512 { Self::round(_mm512_add_ps(a, b)) }
+    #[inline(always)]
+    unsafe fn add_gate(addend: __m512, sum: __m512) -> __m512 {
+        Self::round_sum(Self::add(Self::round_sum(addend), Self::round_sum(sum)))
+    }
+    const GATE_FROM_MEMORY: bool = G != 0;
     const SPLAT_IN_MUL: bool = true;
     #[inline(always)]
     unsafe fn mul_splat(a: __m512, p: *const f32) -> __m512 { Self::round(vmulps_splat(a, p)) }
@@ -344,7 +375,7 @@ unsafe fn store_by_vector<O: Ops, const M: usize, const N: usize, const P: usize
     for (p, ds) in dest.iter().enumerate() {
         for (r, d) in ds.iter().enumerate() {
             let mut out = d.ptr.add(s0 * d.ld);
-            if d.add.is_null() {
+            if d.add.is_null() || O::GATE_FROM_MEMORY {
                 for row in a.iter() {
                     O::store(out, row[p][r]);
                     out = out.add(d.ld);
@@ -352,12 +383,13 @@ unsafe fn store_by_vector<O: Ops, const M: usize, const N: usize, const P: usize
             } else {
                 let mut add = d.add.add(s0 * d.ld_add);
                 for row in a.iter() {
-                    O::store(out, O::add(O::load(add), row[p][r]));
+                    O::store(out, O::add_gate(O::load(add), row[p][r]));
                     (out, add) = (out.add(d.ld), add.add(d.ld_add));
                 }
             }
         }
     }
+    gates_from_memory::<O, M, N, P>(s0, dest);
 }
 
 /// A tile's accumulators stored sequence by sequence, through pointers stepped from row
@@ -375,13 +407,32 @@ unsafe fn store_by_row<O: Ops, const M: usize, const N: usize, const P: usize>(a
     for row in a.iter() {
         for (((vs, ds), os), as_) in row.iter().zip(dest).zip(outs.iter_mut()).zip(adds.iter_mut()) {
             for (((&v, d), o), add) in vs.iter().zip(ds).zip(os.iter_mut()).zip(as_.iter_mut()) {
-                if add.is_null() {
+                if add.is_null() || O::GATE_FROM_MEMORY {
                     O::store(*o, v);
                 } else {
-                    O::store(*o, O::add(O::load(*add), v));
+                    O::store(*o, O::add_gate(O::load(*add), v));
                     *add = add.add(d.ld_add);
                 }
                 *o = o.add(d.ld);
+            }
+        }
+    }
+    gates_from_memory::<O, M, N, P>(s0, dest);
+}
+
+/// With `Ops::GATE_FROM_MEMORY`, a tile's gate additions (`Ops::add_gate`) from the sums
+/// it has just stored, once all its accumulators are stored (none is live here).
+#[inline(always)]
+unsafe fn gates_from_memory<O: Ops, const M: usize, const N: usize, const P: usize>(s0: usize, dest: &[[Dest<O::C>; N]; P]) {
+    if !O::GATE_FROM_MEMORY {
+        return;
+    }
+    for ds in dest {
+        for d in ds.iter().filter(|d| !d.add.is_null()) {
+            let (mut out, mut add) = (d.ptr.add(s0 * d.ld), d.add.add(s0 * d.ld_add));
+            for _ in 0..M {
+                O::store(out, O::add_gate(O::load(add), O::load(out)));
+                (out, add) = (out.add(d.ld), add.add(d.ld_add));
             }
         }
     }
@@ -826,6 +877,33 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
         (Rounding::Bf16, false) if fma && !bf16_products_exact(terms, ns) => return None,
         (Rounding::Bf16, false) => run::<F, y::F32x8<1>>(bias, terms, ns, acc, store, fma, panels, y::drive_half::<y::F32x8<1>>),
         (Rounding::F16, false) => run::<F, y::F32x8<2>>(bias, terms, ns, acc, store, fma, panels, y::drive_half::<y::F32x8<2>>),
+    }
+    Some(())
+}
+
+/// `tile_kernel::affine_gates` for a half format F with f32 sums (`tile_kernel::f32_sums`;
+/// C is f32): f32's AVX-512 tiles, whose gate additions round to F (`F32<0, B, G>`,
+/// `Ops::add_gate`: R(R(addend) + R(sum)), the value the cells' loops compute from the
+/// unrounded sums); the rows stored to `acc` stay f32 sums. None (nothing done) without
+/// the AVX-512 tiles or where `affine` could not split the gates.
+///
+/// # Safety
+/// As [`affine`].
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn affine_gates_f32_sums<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, acc: *mut F::C, gates: GateSplit<'_, F::C>, fma: bool, panels: Range<usize>) -> Option<()> {
+    let pw = terms.first()?.w.pw;
+    let l = super::lanes_of::<f32>();
+    if std::any::TypeId::of::<F::C>() != std::any::TypeId::of::<f32>() || !avx512_tiles() || gates.hsz % l != 0 || pw % l != 0 || pw > 2 * l || terms.len() > MAX_TERMS {
+        return None;
+    }
+    let store = Some(GateStore { addend: gates.addend.as_ptr(), addend_ld: gates.addend_ld, pre: gates.pre.as_mut_ptr(), hsz: gates.hsz, units: terms[0].w.units, region: gates.region });
+    let b = Some(bias);
+    match (F::ROUNDING, register_broadcast()) {
+        (Rounding::Bf16, true) => run::<F, F32<0, true, 1>>(b, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true, 1>>),
+        (Rounding::Bf16, false) => run::<F, F32<0, false, 1>>(b, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, false, 1>>),
+        (Rounding::F16, true) => run::<F, F32<0, true, 2>>(b, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true, 2>>),
+        (Rounding::F16, false) => run::<F, F32<0, false, 2>>(b, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, false, 2>>),
+        _ => return None,
     }
     Some(())
 }

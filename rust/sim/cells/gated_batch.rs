@@ -16,7 +16,8 @@
 //! `activation_f64`). The bias rows start the tile kernel's accumulators
 //! (`tile_kernel::affine`), and the tiles of gh add gi to the gates whose pre-activation
 //! is gi + gh as their last step, writing them gate-major for the activations
-//! (`tile_kernel::affine_gates`; the same rounded addition, one pass fewer). f16 on its native
+//! (`tile_kernel::affine_gates`; the same rounded addition, one pass fewer; a half format
+//! with f32 sums: R(R(gi) + R(gh)) from the sums). f16 on its native
 //! tile (AVX512-FP16) keeps gi and gh as the tile's binary16 rows, which the cells' loops
 //! convert as they read them (`binary16_rows`). Kept states and cells of the top layer are copied to a small
 //! per-block buffer each tick and written to the batch's result buffers a chunk of ticks at
@@ -265,7 +266,13 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
                 let rows = hoist.min(longest - t);
                 let xs: Vec<[Term<'_, F::C>; 1]> = (0..ns).map(|s| [Term { w: &w.ih, z: &xl[((first + s) * t_max + t) * n..], ldz: n }]).collect();
                 let mut maps: Vec<Map<'_, F::C>> = gi0.chunks_mut(hoist * up_i).zip(&xs).map(|(out, terms)| Map { bias: &w.b_ih, terms, ns: rows, out }).collect();
-                affine_split::<F>(&mut maps, spec.fma, team);
+                if sums && team == 1 {
+                    // f32 sums, rounded where they are read (`Sums::F32`); the unit split
+                    // (`layer_tick_split`) reads its rows as values of the format
+                    affine_split::<F::Sum>(&mut maps, spec.fma, team);
+                } else {
+                    affine_split::<F>(&mut maps, spec.fma, team);
+                }
             }
             let hoisted_rows = hoisted.then(|| (&gi0[(t % hoist) * up_i..], hoist * up_i));
             let (input, ldz) = if l == 0 { (&xl[(first * t_max + t) * n..], t_max * n) } else { (&below[l - 1].h[..], gated[l - 1].hidden) };
