@@ -165,7 +165,9 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     }
     // one activation call over the rows unless the padding would add a quarter or more
     let whole_block = 4 * (up - d) < d;
-    // (a half format's f32 sums, `unrounded_sums`: the table lookup of their rounding)
+    // a half format with f32 sums into tanh or σ (`unrounded_sums`): the f32 sums go to the
+    // table lookup unrounded, as its index is their rounding (`half_tables::apply_rounding`),
+    // so the pass that rounds them after the tiles (`tile_kernel::affine_panels`) is not made
     let unrounded = unrounded_sums::<F>(plan.activation);
     let act = |v: &mut [F::C]| match unrounded {
         Some((func, fmt)) => crate::sim::half_tables::apply_rounding(func, fmt, same_type::slice_mut(v)),
@@ -231,10 +233,6 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             h.iter_mut().zip(&row[..d]).for_each(|(b, &v)| *b = half::f16::from_f32(v).to_bits());
         }
     }
-    // a half format with f32 sums into tanh or σ: the f32 sums go to the table lookup
-    // unrounded, as its index is their rounding (`half_tables::apply`: R(x)'s bits, a NaN's
-    // too, as R keeps it), so the pass that rounds them after the tiles
-    // (`tile_kernel::affine_panels`) is not made: same values
     let longest = lens.iter().copied().max().unwrap_or(0);
     let mut t0 = 0;
     for t in 0..longest {
@@ -297,12 +295,7 @@ fn unrounded_sums<F: LaneFormat>(act: Activation) -> Option<(Func, BinaryFormat)
         Activation::Sigmoid => Func::Sigmoid,
         _ => return None,
     };
-    let fmt = match F::ROUNDING {
-        crate::sim::lanes::Rounding::Bf16 => BinaryFormat::BF16,
-        crate::sim::lanes::Rounding::F16 => BinaryFormat::F16,
-        _ => return None,
-    };
-    crate::sim::tile_kernel::f32_sums::<F>().then_some((func, fmt))
+    crate::sim::tile_kernel::f32_sums::<F>().then_some((func, F::binary_format()))
 }
 
 /// The table function when a block of F on one thread (`team` 1) takes the native f16

@@ -315,14 +315,7 @@ pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: 
     terms.iter().for_each(|t| check_term(t, ns));
     // SAFETY: `out` covers the ns rows (checked) and is borrowed mutably for the call.
     #[cfg(target_arch = "x86_64")]
-    return unsafe {
-        let panels = 0..up / terms[0].w.pw;
-        if f32_sums::<F>() {
-            x86::affine_gates_f32_sums::<F>(bias, terms, ns, out.as_mut_ptr(), split, fma, panels).is_some()
-        } else {
-            x86::affine::<F>(Some(bias), terms, ns, out.as_mut_ptr(), Some(split), fma, panels).is_some()
-        }
-    };
+    return unsafe { x86::affine::<F>(Some(bias), terms, ns, out.as_mut_ptr(), Some(split), fma, 0..up / terms[0].w.pw).is_some() };
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (split, fma);

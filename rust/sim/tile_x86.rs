@@ -842,8 +842,12 @@ pub(super) fn cast_terms<'a, 'b, A: 'static, B: 'static>(t: &'b [Term<'a, A>]) -
 /// accesses the units of `panels` in those rows during the call.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<'_, F::C>], ns: usize, acc: *mut F::C, gates: Option<GateSplit<'_, F::C>>, fma: bool, panels: Range<usize>) -> Option<()> {
+    // a half format with f32 sums comes here for its gate split only (its other maps run as
+    // `F::Sum`, f32): f32's AVX-512 tiles whose gate additions round to F (`F32<0, B, G>`)
+    let sums = super::f32_sums::<F>();
+    debug_assert!(!sums || gates.is_some(), "f32 sums reach the tiles as f32 but for the gate split");
     let all = terms.first().is_some_and(|t| panels == (0..t.w.up / t.w.pw));
-    let native_f16 = F::ROUNDING == Rounding::F16 && all && super::tile_f16::available();
+    let native_f16 = F::ROUNDING == Rounding::F16 && !sums && all && super::tile_f16::available();
     if gates.as_ref().is_some_and(|g| native_f16 || g.hsz % super::lanes_of::<F::C>() != 0) {
         return None;
     }
@@ -855,7 +859,7 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
     }
     let pw = terms.first()?.w.pw;
     let avx512 = avx512_tiles();
-    let avx2 = !avx512 && avx2_tiles::<F>();
+    let avx2 = !avx512 && !sums && avx2_tiles::<F>();
     if !(avx512 || avx2) || pw % super::lanes_of::<F::C>() != 0 || pw > 2 * super::lanes_of::<F::C>() || terms.len() > MAX_TERMS {
         return None;
     }
@@ -864,10 +868,15 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
     // slices to cover every row and column the tiles touch: `super::affine_panels`,
     // `super::accumulate`, `super::affine_gates`)
     use super::tile_avx2 as y;
+    let rb = register_broadcast();
     match (F::ROUNDING, avx512) {
-        (Rounding::F64, true) if register_broadcast() => run::<F, F64<true>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F64<true>>),
+        (Rounding::Bf16, true) if sums && rb => run::<F, F32<0, true, 1>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true, 1>>),
+        (Rounding::Bf16, true) if sums => run::<F, F32<0, false, 1>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, false, 1>>),
+        (Rounding::F16, true) if sums && rb => run::<F, F32<0, true, 2>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true, 2>>),
+        (Rounding::F16, true) if sums => run::<F, F32<0, false, 2>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, false, 2>>),
+        (Rounding::F64, true) if rb => run::<F, F64<true>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F64<true>>),
         (Rounding::F64, true) => run::<F, F64>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F64>),
-        (Rounding::F32, true) if register_broadcast() => run::<F, F32<0, true>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true>>),
+        (Rounding::F32, true) if rb => run::<F, F32<0, true>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true>>),
         (Rounding::F32, true) => run::<F, F32<0>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0>>),
         (Rounding::Bf16, true) => run::<F, F32<1>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<1>>),
         (Rounding::F16, true) => run::<F, F32<2>>(bias, terms, ns, acc, store, fma, panels, drive_avx512::<F32<2>>),
@@ -877,33 +886,6 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
         (Rounding::Bf16, false) if fma && !bf16_products_exact(terms, ns) => return None,
         (Rounding::Bf16, false) => run::<F, y::F32x8<1>>(bias, terms, ns, acc, store, fma, panels, y::drive_half::<y::F32x8<1>>),
         (Rounding::F16, false) => run::<F, y::F32x8<2>>(bias, terms, ns, acc, store, fma, panels, y::drive_half::<y::F32x8<2>>),
-    }
-    Some(())
-}
-
-/// `tile_kernel::affine_gates` for a half format F with f32 sums (`tile_kernel::f32_sums`;
-/// C is f32): f32's AVX-512 tiles, whose gate additions round to F (`F32<0, B, G>`,
-/// `Ops::add_gate`: R(R(addend) + R(sum)), the value the cells' loops compute from the
-/// unrounded sums); the rows stored to `acc` stay f32 sums. None (nothing done) without
-/// the AVX-512 tiles or where `affine` could not split the gates.
-///
-/// # Safety
-/// As [`affine`].
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn affine_gates_f32_sums<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, acc: *mut F::C, gates: GateSplit<'_, F::C>, fma: bool, panels: Range<usize>) -> Option<()> {
-    let pw = terms.first()?.w.pw;
-    let l = super::lanes_of::<f32>();
-    if std::any::TypeId::of::<F::C>() != std::any::TypeId::of::<f32>() || !avx512_tiles() || gates.hsz % l != 0 || pw % l != 0 || pw > 2 * l || terms.len() > MAX_TERMS {
-        return None;
-    }
-    let store = Some(GateStore { addend: gates.addend.as_ptr(), addend_ld: gates.addend_ld, pre: gates.pre.as_mut_ptr(), hsz: gates.hsz, units: terms[0].w.units, region: gates.region });
-    let b = Some(bias);
-    match (F::ROUNDING, register_broadcast()) {
-        (Rounding::Bf16, true) => run::<F, F32<0, true, 1>>(b, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true, 1>>),
-        (Rounding::Bf16, false) => run::<F, F32<0, false, 1>>(b, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, false, 1>>),
-        (Rounding::F16, true) => run::<F, F32<0, true, 2>>(b, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, true, 2>>),
-        (Rounding::F16, false) => run::<F, F32<0, false, 2>>(b, terms, ns, acc, store, fma, panels, drive_avx512::<F32<0, false, 2>>),
-        _ => return None,
     }
     Some(())
 }
