@@ -58,6 +58,10 @@ def cases() -> dict[str, np.ndarray]:
                         out[f"{key}-final"] = np.ascontiguousarray(run.final)
                         if run.final_c is not None:
                             out[f"{key}-final_c"] = np.ascontiguousarray(run.final_c)
+                # bf16 with f32 sums: AVX512-BF16's pair tile where the CPU has it
+                # (`tile_bf16_pairs`), f32's tiles or loops in the capped processes
+                run = net.run_batch(x, "bf16", threads=1, keep="states", fma=True, accumulate="f32")
+                out[f"{kind}-h{hidden}-l{layers}-b{batch}-bf16-f32sums-states"] = np.ascontiguousarray(run.states)
                 # the approximate activations (f32 only): the same bits at every width too
                 run = net.run_batch(x, "f32", threads=1, keep="states", fma=True, approx_activations=True)
                 out[f"{kind}-h{hidden}-l{layers}-b{batch}-f32-approx-states"] = np.ascontiguousarray(run.states)

@@ -33,6 +33,7 @@ struct Tiers {
     avx512: bool,
     avx512_fp16: bool,
     avx512_f16c: bool,
+    avx512_bf16: bool,
     avx2_fma: bool,
     avx2_f16c: bool,
 }
@@ -49,13 +50,14 @@ fn tiers() -> &'static Tiers {
                 avx512,
                 avx512_fp16: avx512 && has!("avx512fp16") && has!("avx512bw"),
                 avx512_f16c: avx512 && has!("f16c"),
+                avx512_bf16: avx512 && has!("avx512bf16") && has!("avx512bw"),
                 avx2_fma,
                 avx2_f16c: avx2_fma && has!("f16c"),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            Tiers { avx512: false, avx512_fp16: false, avx512_f16c: false, avx2_fma: false, avx2_f16c: false }
+            Tiers { avx512: false, avx512_fp16: false, avx512_f16c: false, avx512_bf16: false, avx2_fma: false, avx2_f16c: false }
         }
     })
 }
@@ -73,6 +75,12 @@ pub fn avx512_fp16() -> bool {
 /// [`avx512`] and F16C: the gathers of the f16/bf16 activation tables.
 pub fn avx512_f16c() -> bool {
     tiers().avx512_f16c
+}
+
+/// [`avx512`] and AVX512-BF16/BW: `vdpbf16ps`, the tile of bf16 products in f32 sums
+/// (`tile_bf16_pairs`).
+pub fn avx512_bf16() -> bool {
+    tiers().avx512_bf16
 }
 
 /// AVX2 and FMA (also true on AVX-512 CPUs): the AVX2 tiles, kernels and activations,

@@ -71,6 +71,10 @@ pub struct Packed<C> {
     /// fused step's precondition (`tile_avx2::bf16_products_exact`), found on first use
     #[cfg(target_arch = "x86_64")]
     magnitudes: std::sync::OnceLock<[f32; 2]>,
+    /// f32 on AVX512-BF16 only: the bf16 pairs of `tile_bf16_pairs`, or None when a weight
+    /// is not a bf16 value in its range, found on first use
+    #[cfg(target_arch = "x86_64")]
+    bf16_pairs: std::sync::OnceLock<Option<Box<tile_bf16_pairs::Pairs>>>,
 }
 
 /// Lanes per 64-byte vector of `C`.
@@ -107,6 +111,8 @@ impl<C: Copy + Default> Packed<C> {
             f16: std::sync::OnceLock::new(),
             #[cfg(target_arch = "x86_64")]
             magnitudes: std::sync::OnceLock::new(),
+            #[cfg(target_arch = "x86_64")]
+            bf16_pairs: std::sync::OnceLock::new(),
         }
     }
 
@@ -467,9 +473,17 @@ mod tile_f16;
 mod x86;
 
 #[cfg(target_arch = "x86_64")]
+#[path = "tile_bf16_pairs.rs"]
+mod tile_bf16_pairs;
+
+#[cfg(target_arch = "x86_64")]
 #[path = "tile_avx2.rs"]
 mod tile_avx2;
 
 #[cfg(test)]
 #[path = "tile_kernel_tests.rs"]
 mod tests;
+
+#[cfg(all(test, target_arch = "x86_64"))]
+#[path = "tile_bf16_pairs_tests.rs"]
+mod bf16_pairs_tests;

@@ -86,7 +86,7 @@ impl Drop for Scratch {
 impl Scratch {
     /// `len` values of C from the buffer (the thread's, taken on first use), grown as
     /// needed and never cleared: the callers write each value they read.
-    fn values<C: bytemuck::Pod>(&mut self, len: usize) -> &mut [C] {
+    pub(crate) fn values<C: bytemuck::Pod>(&mut self, len: usize) -> &mut [C] {
         let size = std::mem::size_of::<C>();
         assert!(size > 0 && LINE.is_multiple_of(size));
         if self.0.capacity() == 0 {

@@ -289,6 +289,25 @@ pub(super) struct Dest<C> {
     ld_add: usize,
 }
 
+/// The destinations of the N vectors of a tile at unit `off` of panel q (`l` lanes per
+/// vector): the rows of `ap` (stride `up`), or with `gates` (the last pass of a gate split)
+/// the region of each unit's gate block, after its addend.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) unsafe fn dests<C: Copy, const N: usize>(ap: *mut C, pw: usize, up: usize, l: usize, ns: usize, gates: Option<GateStore<C>>, q: usize, off: usize) -> [Dest<C>; N] {
+    std::array::from_fn(|r| {
+        let i0 = q * pw + off + r * l;
+        let row = Dest { ptr: ap.add(i0), ld: up, add: std::ptr::null(), ld_add: 0 };
+        match gates {
+            Some(g) if i0 < g.units => match g.region[i0 / g.hsz] {
+                Some(reg) => Dest { ptr: g.pre.add(reg * ns * g.hsz + i0 % g.hsz), ld: g.hsz, add: g.addend.add(i0), ld_add: g.addend_ld },
+                None => row,
+            },
+            _ => row,
+        }
+    })
+}
+
 /// One tile: `M` sequences (from `s0`) × `P` panels side by side (from each segment's
 /// `panel`, `pstride` apart) × `N` vectors each (from unit `off` of each panel: the stripe),
 /// the accumulators starting from the row
@@ -353,10 +372,17 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUS
         }
     }
     // the terms' whole k (pstride = k·pw), whatever this pass covers of it
-    if segs.iter().map(|g| g.pstride).sum::<usize>() <= STORE_BY_VECTOR_K * pw {
-        store_by_vector::<O, M, N, P>(&a, s0, dest);
+    store_tile::<O, M, N, P>(&a, s0, dest, segs.iter().map(|g| g.pstride).sum::<usize>() / pw);
+}
+
+/// A tile's accumulators stored to `dest`: vector by vector when the terms' whole k is at
+/// most `STORE_BY_VECTOR_K`, else row by row.
+#[inline(always)]
+pub(super) unsafe fn store_tile<O: Ops, const M: usize, const N: usize, const P: usize>(a: &[[[O::V; N]; P]; M], s0: usize, dest: &[[Dest<O::C>; N]; P], k: usize) {
+    if k <= STORE_BY_VECTOR_K {
+        store_by_vector::<O, M, N, P>(a, s0, dest);
     } else {
-        store_by_row::<O, M, N, P>(&a, s0, dest);
+        store_by_row::<O, M, N, P>(a, s0, dest);
     }
 }
 
@@ -722,19 +748,8 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
             ahead.fill(terms, end, (end + KC).min(total));
         }
         let (segs, data, nseg, ticks) = (&mut pass.segs, &pass.data, pass.n, pass.ticks);
-        let dest_of = |q: usize, off: usize| -> [Dest<O::C>; N] {
-            std::array::from_fn(|r| {
-                let i0 = q * pw + off + r * O::L;
-                let row = Dest { ptr: ap.add(i0), ld: up, add: std::ptr::null(), ld_add: 0 };
-                match gates {
-                    Some(g) if end == total && i0 < g.units => match g.region[i0 / g.hsz] {
-                        Some(reg) => Dest { ptr: g.pre.add(reg * ns * g.hsz + i0 % g.hsz), ld: g.hsz, add: g.addend.add(i0), ld_add: g.addend_ld },
-                        None => row,
-                    },
-                    _ => row,
-                }
-            })
-        };
+        let last_gates = gates.filter(|_| end == total);
+        let dest_of = |q: usize, off: usize| -> [Dest<O::C>; N] { dests::<O::C, N>(ap, pw, up, O::L, ns, last_gates, q, off) };
         let mut q = panels.start;
         while q < panels.end {
             for (seg, &data) in segs.iter_mut().zip(data).take(nseg) {
@@ -864,9 +879,23 @@ pub(super) unsafe fn affine<F: LaneFormat>(bias: Option<&[F::C]>, terms: &[Term<
         return None;
     }
     let store = gates.map(|g| GateStore { addend: g.addend.as_ptr(), addend_ld: g.addend_ld, pre: g.pre.as_mut_ptr(), hsz: g.hsz, units: terms[0].w.units, region: g.region });
-    // (the CPU has the features the driver is compiled for; the callers checked the
+    // (the CPU has the features the drivers are compiled for; the callers checked the
     // slices to cover every row and column the tiles touch: `super::affine_panels`,
     // `super::accumulate`, `super::affine_gates`)
+    //
+    // f32 sums whose values are all bf16's: two steps per instruction where the CPU has
+    // AVX512-BF16 (`tile_bf16_pairs`; it declines, having written nothing, when a value is
+    // out of its range)
+    if avx512 && (sums || F::ROUNDING == Rounding::F32) && super::tile_bf16_pairs::available() {
+        let done = match F::ROUNDING {
+            Rounding::Bf16 => run_pairs::<F, F32<0, false, 1>>(bias, terms, ns, acc, store, panels.clone()),
+            Rounding::F16 => run_pairs::<F, F32<0, false, 2>>(bias, terms, ns, acc, store, panels.clone()),
+            _ => run_pairs::<F, F32<0>>(bias, terms, ns, acc, store, panels.clone()),
+        };
+        if done {
+            return Some(());
+        }
+    }
     use super::tile_avx2 as y;
     let rb = register_broadcast();
     match (F::ROUNDING, avx512) {
@@ -951,12 +980,28 @@ unsafe fn run<F: LaneFormat, O: Ops>(bias: Option<&[F::C]>, terms: &[Term<'_, F:
 where
     O::C: 'static,
 {
-    let mut t: [TermRef<'_, O::C>; MAX_TERMS] = [(cast(terms[0].w), same_type::slice(terms[0].z), 0); MAX_TERMS];
+    let t = term_refs::<F, O::C>(terms);
+    drive(bias.map(same_type::slice), &t[..terms.len()], ns, acc.cast::<O::C>(), gate_store(gates), fma, panels)
+}
+
+/// `tile_bf16_pairs::drive` (F's lanes are f32), true when it ran.
+unsafe fn run_pairs<F: LaneFormat, O: Ops<C = f32, V = __m512>>(bias: Option<&[F::C]>, terms: &[Term<'_, F::C>], ns: usize, acc: *mut F::C, gates: Option<GateStore<F::C>>, panels: Range<usize>) -> bool {
+    let t = term_refs::<F, f32>(terms);
+    super::tile_bf16_pairs::drive::<O>(bias.map(same_type::slice), &t[..terms.len()], ns, acc.cast::<f32>(), gate_store(gates), panels)
+}
+
+/// The terms (at most MAX_TERMS) on the lane type `C` (the same type as `F::C`).
+fn term_refs<'a, F: LaneFormat, C: 'static>(terms: &[Term<'a, F::C>]) -> [TermRef<'a, C>; MAX_TERMS] {
+    let mut t: [TermRef<'a, C>; MAX_TERMS] = [(cast(terms[0].w), same_type::slice(terms[0].z), 0); MAX_TERMS];
     for (dst, src) in t.iter_mut().zip(terms) {
         *dst = (cast(src.w), same_type::slice(src.z), src.ldz);
     }
-    let gates = gates.map(|g| GateStore { addend: g.addend.cast::<O::C>(), addend_ld: g.addend_ld, pre: g.pre.cast::<O::C>(), hsz: g.hsz, units: g.units, region: g.region });
-    drive(bias.map(same_type::slice), &t[..terms.len()], ns, acc.cast::<O::C>(), gates, fma, panels)
+    t
+}
+
+/// A gate split's pointers on the lane type `C` (the same type as `A`).
+fn gate_store<A, C>(gates: Option<GateStore<A>>) -> Option<GateStore<C>> {
+    gates.map(|g| GateStore { addend: g.addend.cast::<C>(), addend_ld: g.addend_ld, pre: g.pre.cast::<C>(), hsz: g.hsz, units: g.units, region: g.region })
 }
 
 /// The f32 or f64 tile (`C`), fused or not (`fma`), with z broadcast into a register
