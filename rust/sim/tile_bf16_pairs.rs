@@ -12,8 +12,8 @@
 //! keeps 24), rounded to nearest even whatever MXCSR says, with bf16 inputs and the
 //! accumulator read as zero when subnormal (DAZ) and subnormal results written as zero
 //! (FTZ). The pairs here hold w_k and z_k in the high half of each 32-bit pair and w_{k+1},
-//! z_{k+1} in the low half, so one instruction is the two steps acc + w_k·z_k, then
-//! + w_{k+1}·z_{k+1}, of the documented order (k ascending; `tile_kernel`), and since each
+//! z_{k+1} in the low half, so one instruction is the two steps acc + w_k·z_k, then that
+//! plus w_{k+1}·z_{k+1}, of the documented order (k ascending; `tile_kernel`), and since each
 //! product is exact, each step is RN(acc + w·z): the f32 step, fused or not (`fma` changes
 //! nothing here). A term of odd k ends with weight −0 and z +0: the product is −0, and
 //! x + (−0) = x for every x, ±0 included.
@@ -31,13 +31,14 @@
 //! registers) stepping k two at a time: per pair it loads N vectors of 16 units × 2 weights
 //! and broadcasts one 32-bit pair of z per sequence, so it does twice the multiply-adds of
 //! f32's tile per instruction (on Zen 5 `vdpbf16ps` issues two per cycle, as `vfmadd` does)
-//! and reads half the weight bytes. The z rows are copied as pairs once per call, which is
-//! where their values are checked. Only calls of one pass (the terms' k at most 2·`KC`),
-//! weights that stay in L2, and blocks of at least `MIN_ROWS` sequences run here; the gate
-//! split's last step and the stores are `tile_x86`'s.
+//! and reads half the weight bytes. As f32's driver, k runs in passes (of `KC` pairs), then
+//! panels, then groups of sequences; weights beyond L2 are left to the hardware's
+//! prefetcher. The z rows are copied as pairs for every pass before any tile runs, which is
+//! where their values are checked. Blocks of at least `MIN_ROWS` sequences over at least
+//! `MIN_UNITS` units run here; the gate split's last step and the stores are `tile_x86`'s.
 
 use super::x86::{dests, store_tile, Dest, GateStore, Ops, Terms};
-use super::{Packed, KC, L2_BUDGET, MAX_TERMS};
+use super::{Packed, KC, MAX_TERMS};
 use crate::sim::tile_rows::{padded_stride, Scratch};
 use std::arch::x86_64::*;
 use std::ops::Range;
@@ -128,14 +129,16 @@ const LD: usize = padded_stride(KC, 4);
 /// terms' k; this is f32's threshold applied to the pairs' k.
 const _: () = assert!(LD >= KC);
 
-/// One term of a tile: its pairs from the tile's first unit, the pair stride (pw), its
-/// pairs per unit, and where its pairs start in a row of the copy.
+/// One term's part of a pass, for a tile: its pairs from the tile's first unit (`w`), the
+/// pair stride (pw), the pairs of the part, where they start in a row of the pass's copy,
+/// and the values from one panel of the term to the next (all its pairs × pw).
 #[derive(Clone, Copy)]
 struct Seg {
     w: *const u32,
     pw: usize,
     kp: usize,
     at: usize,
+    pstride: usize,
 }
 
 /// One tile of `M` sequences × `N` vectors: accumulators from `init` (a row) or from
@@ -177,45 +180,40 @@ unsafe fn tile<O: Ops<C = f32, V = __m512>, const M: usize, const N: usize>(segs
     store_tile::<O, M, N, 1>(&a, s0, dest, k);
 }
 
-/// Row s of the copy (`LD` apart, from `out`): each term's z[s][..k] as pairs, the terms one
-/// after the other (each from a pair of its own). False, the copy unfinished, when a value
-/// is not a bf16 value in range. Term by term, the rows inside (each term's masks are then
-/// the same for all its rows).
+/// Rows 0..ns of z (stride `ldz`), values k0..k1 of each (k0 even), as pairs at `out`
+/// (rows `LD` apart). False, the copy unfinished, when a value is not a bf16 value in range.
 #[inline(always)]
-unsafe fn copy_pairs(terms: &Terms<'_, f32>, ns: usize, out: *mut u32) -> bool {
-    let (mut bad, mut at) = (0, 0);
-    for &(p, z, ldz) in terms {
-        for c in (0..p.k).step_by(32) {
-            let n = (p.k - c).min(32);
-            // masked loads: the lanes past k read nothing and hold +0 (a pad's z)
-            let (lo_lanes, hi_lanes, pairs) = (first(n.min(16)), first(n.saturating_sub(16)), first(n.div_ceil(2)));
-            let (mut src, mut dst) = (z.as_ptr().add(c), out.add(at + c / 2));
-            for _ in 0..ns {
-                // the row's next lines, for the ticks to come (a layer-0 input's rows: `pass_copy`)
-                _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(n + 32).cast());
-                let lo = _mm512_maskz_loadu_epi32(lo_lanes, src.cast());
-                bad |= out_of_range(lo, true, VALUES);
-                if n <= 16 {
-                    // bf16 of on-grid values is exact; [z0 … z15] as 8 pairs, halves swapped
-                    let h = _mm512_cvtneps_pbh(_mm512_castsi512_ps(lo));
-                    let swapped = _mm256_rol_epi32::<16>(std::mem::transmute::<__m256bh, __m256i>(h));
-                    _mm256_mask_storeu_epi32(dst.cast(), pairs as __mmask8, swapped);
-                } else {
-                    let hi = _mm512_maskz_loadu_epi32(hi_lanes, src.add(16).cast());
-                    bad |= out_of_range(hi, true, VALUES);
-                    let h = _mm512_cvtne2ps_pbh(_mm512_castsi512_ps(hi), _mm512_castsi512_ps(lo));
-                    let swapped = _mm512_rol_epi32::<16>(std::mem::transmute::<__m512bh, __m512i>(h));
-                    _mm512_mask_storeu_epi32(dst.cast(), pairs, swapped);
-                }
-                if bad != 0 {
-                    // (an f32 map whose weights are bf16 values but whose inputs are not
-                    // finds out on its first row)
-                    return false;
-                }
-                (src, dst) = (src.add(ldz), dst.add(LD));
+unsafe fn copy_pairs(z: *const f32, ldz: usize, k0: usize, k1: usize, ns: usize, out: *mut u32) -> bool {
+    let mut bad = 0;
+    for c in (k0..k1).step_by(32) {
+        let n = (k1 - c).min(32);
+        // masked loads: the lanes past k1 read nothing and hold +0 (a pad's z)
+        let (lo_lanes, hi_lanes, pairs) = (first(n.min(16)), first(n.saturating_sub(16)), first(n.div_ceil(2)));
+        let (mut src, mut dst) = (z.add(c), out.add((c - k0) / 2));
+        for _ in 0..ns {
+            // the row's next lines, for the ticks to come (a layer-0 input's rows: `pass_copy`)
+            _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(n + 32).cast());
+            let lo = _mm512_maskz_loadu_epi32(lo_lanes, src.cast());
+            bad |= out_of_range(lo, true, VALUES);
+            if n <= 16 {
+                // bf16 of on-grid values is exact; [z0 … z15] as 8 pairs, halves swapped
+                let h = _mm512_cvtneps_pbh(_mm512_castsi512_ps(lo));
+                let swapped = _mm256_rol_epi32::<16>(std::mem::transmute::<__m256bh, __m256i>(h));
+                _mm256_mask_storeu_epi32(dst.cast(), pairs as __mmask8, swapped);
+            } else {
+                let hi = _mm512_maskz_loadu_epi32(hi_lanes, src.add(16).cast());
+                bad |= out_of_range(hi, true, VALUES);
+                let h = _mm512_cvtne2ps_pbh(_mm512_castsi512_ps(hi), _mm512_castsi512_ps(lo));
+                let swapped = _mm512_rol_epi32::<16>(std::mem::transmute::<__m512bh, __m512i>(h));
+                _mm512_mask_storeu_epi32(dst.cast(), pairs, swapped);
             }
+            if bad != 0 {
+                // (an f32 map whose weights are bf16 values but whose inputs are not finds
+                // out on its first row)
+                return false;
+            }
+            (src, dst) = (src.add(ldz), dst.add(LD));
         }
-        at += p.k.div_ceil(2);
     }
     true
 }
@@ -231,6 +229,53 @@ unsafe fn starts_in_range(rows: *const f32, ns: usize, ld: usize, units: Range<u
         }
     }
     bad == 0
+}
+
+/// The most passes of a call (k up to 2·KC·MAX_PASSES values; longer maps run f32's tiles).
+const MAX_PASSES: usize = 8;
+
+/// One term's share of a pass: its pairs j0..j1, at pair `at` of the pass's rows.
+#[derive(Clone, Copy, Default)]
+struct Part {
+    term: usize,
+    j0: usize,
+    j1: usize,
+    at: usize,
+}
+
+/// The passes of a call: KC pairs each over the terms' pairs concatenated (a pass may end
+/// one term and start the next), at most MAX_TERMS parts in each.
+struct Passes {
+    parts: [[Part; MAX_TERMS]; MAX_PASSES],
+    n: [usize; MAX_PASSES],
+    count: usize,
+}
+
+impl Passes {
+    /// The passes over terms of `kps` pairs, or None when there are none or too many.
+    fn of(kps: impl Iterator<Item = usize>) -> Option<Passes> {
+        let mut p = Passes { parts: [[Part::default(); MAX_TERMS]; MAX_PASSES], n: [0; MAX_PASSES], count: 0 };
+        let mut g = 0;
+        for (term, kp) in kps.enumerate() {
+            let mut j = 0;
+            while j < kp {
+                let (pass, at) = (g / KC, g % KC);
+                if pass == MAX_PASSES {
+                    return None;
+                }
+                let take = (kp - j).min(KC - at);
+                p.parts[pass][p.n[pass]] = Part { term, j0: j, j1: j + take, at };
+                p.n[pass] += 1;
+                (j, g) = (j + take, g + take);
+            }
+        }
+        p.count = g.div_ceil(KC);
+        (p.count > 0).then_some(p)
+    }
+
+    fn parts(&self, pass: usize) -> &[Part] {
+        &self.parts[pass][..self.n[pass]]
+    }
 }
 
 /// `tile_x86::drive_terms` for f32 sums of bf16 values (the module doc), over `panels`:
@@ -253,49 +298,66 @@ pub(super) unsafe fn drive<O: Ops<C = f32, V = __m512>>(bias: Option<&[f32]>, te
             return false;
         }
     }
-    let pairs = &pairs[..terms.len()];
-    let kp: usize = pairs.iter().flatten().map(|p| p.kp).sum();
-    let bytes: usize = pairs.iter().flatten().map(|p| p.kp * pw * 4 * panels.len()).sum();
-    if kp > KC || bytes > L2_BUDGET {
+    let pairs: [&Pairs; MAX_TERMS] = std::array::from_fn(|i| pairs[i.min(terms.len() - 1)].expect("checked above"));
+    let Some(passes) = Passes::of(pairs[..terms.len()].iter().map(|p| p.kp)) else {
         return false;
-    }
+    };
     let units = panels.start * pw..panels.end * pw;
     let starts = match bias {
         Some(b) => starts_in_range(b.as_ptr(), 1, 0, units.clone()),
         None => starts_in_range(ap, ns, up, units),
     };
-    let mut scratch = Scratch::default();
-    let copy = scratch.values::<u32>(ns * LD).as_mut_ptr();
-    if !starts || !copy_pairs(terms, ns, copy) {
+    if !starts {
         return false;
+    }
+    // every pass's rows, ns × LD pairs each, checked before any tile runs
+    let mut scratch = Scratch::default();
+    let copy = scratch.values::<u32>(passes.count * ns * LD).as_mut_ptr();
+    for pass in 0..passes.count {
+        for part in passes.parts(pass) {
+            let (p, z, ldz) = terms[part.term];
+            let out = copy.add(pass * ns * LD + part.at);
+            if !copy_pairs(z.as_ptr(), ldz, 2 * part.j0, (2 * part.j1).min(p.k), ns, out) {
+                return false;
+            }
+        }
     }
     #[cfg(test)]
     RUNS.set(RUNS.get() + 1);
     let k: usize = terms.iter().map(|t| t.0.k).sum();
-    if pw == 16 {
-        panels_as::<O, 1>(bias, pairs, pw, k, copy, ns, ap, up, gates, panels);
-    } else {
-        panels_as::<O, 2>(bias, pairs, pw, k, copy, ns, ap, up, gates, panels);
+    for pass in 0..passes.count {
+        let mut segs = [Seg { w: std::ptr::null(), pw, kp: 0, at: 0, pstride: 0 }; MAX_TERMS];
+        for (seg, part) in segs.iter_mut().zip(passes.parts(pass)) {
+            let p = pairs[part.term];
+            *seg = Seg { w: p.data.as_ptr().add(part.j0 * pw), pw, kp: part.j1 - part.j0, at: part.at, pstride: p.kp * pw };
+        }
+        let segs = &segs[..passes.n[pass]];
+        // the first pass starts from the bias (or acc), the others from acc; the gate split
+        // is the last pass's
+        let bias = bias.filter(|_| pass == 0);
+        let gates = gates.filter(|_| pass + 1 == passes.count);
+        let z = copy.add(pass * ns * LD);
+        if pw == 16 {
+            panels_as::<O, 1>(bias, segs, k, z, ns, ap, up, gates, panels.clone());
+        } else {
+            panels_as::<O, 2>(bias, segs, k, z, ns, ap, up, gates, panels.clone());
+        }
     }
     true
 }
 
-/// Every tile of `panels` with N vectors per tile (pw = 16·N).
+/// One pass's tiles over `panels` with N vectors per tile (pw = 16·N): `segs` at panel 0
+/// of their terms, z at the pass's rows.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn panels_as<O: Ops<C = f32, V = __m512>, const N: usize>(bias: Option<&[f32]>, pairs: &[Option<&Pairs>], pw: usize, k: usize, z: *const u32, ns: usize, ap: *mut f32, up: usize, gates: Option<GateStore<f32>>, panels: Range<usize>) {
-    let mut segs = [Seg { w: std::ptr::null(), pw, kp: 0, at: 0 }; MAX_TERMS];
-    let mut at = 0;
-    for (seg, p) in segs.iter_mut().zip(pairs.iter().flatten()) {
-        *seg = Seg { w: p.data.as_ptr(), pw, kp: p.kp, at };
-        at += p.kp;
-    }
-    let segs = &mut segs[..pairs.len()];
-    let bases: [*const u32; MAX_TERMS] = std::array::from_fn(|i| segs.get(i).map_or(std::ptr::null(), |s| s.w));
+unsafe fn panels_as<O: Ops<C = f32, V = __m512>, const N: usize>(bias: Option<&[f32]>, segs: &[Seg], k: usize, z: *const u32, ns: usize, ap: *mut f32, up: usize, gates: Option<GateStore<f32>>, panels: Range<usize>) {
+    let pw = 16 * N;
+    let mut at_q = [Seg { w: std::ptr::null(), pw, kp: 0, at: 0, pstride: 0 }; MAX_TERMS];
     for q in panels {
-        for (seg, &base) in segs.iter_mut().zip(&bases) {
-            seg.w = base.add(q * seg.kp * pw);
+        for (dst, seg) in at_q.iter_mut().zip(segs) {
+            *dst = Seg { w: seg.w.add(q * seg.pstride), ..*seg };
         }
+        let segs = &at_q[..segs.len()];
         let init = bias.map_or(std::ptr::null(), |b| b.as_ptr().add(q * pw));
         let dest = [dests::<f32, N>(ap, pw, up, 16, ns, gates, q, 0)];
         let mut s0 = 0;

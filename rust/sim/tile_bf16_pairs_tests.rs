@@ -89,9 +89,11 @@ fn pair_tile_equals_the_sequential_f32_sum_bit_for_bit() {
     if !crate::sim::cpu::avx512_bf16() {
         return;
     }
-    // one and two terms, odd and even k (a pad in either), k up to the one-pass limit,
-    // panels of one and two vectors, partial tiles (3–13 rows) and several groups
-    let cases: &[(&[usize], usize, usize, usize)] = &[(&[16], 64, 12, 1), (&[1], 48, 3, 1), (&[7, 4], 64, 13, 2), (&[5, 33], 80, 25, 1), (&[64], 256, 7, 2), (&[300, 211], 64, 4, 2), (&[2, 3], 80, 40, 2)];
+    // one and two terms, odd and even k (a pad in either), panels of one and two vectors,
+    // partial tiles (3–13 rows) and several groups; one pass of KC pairs exactly (300 + 211
+    // values), two with the boundary inside a term (600 + 129), three with it at the end of
+    // the first term (511 + 700: 256 pairs, then 350)
+    let cases: &[(&[usize], usize, usize, usize)] = &[(&[16], 64, 12, 1), (&[1], 48, 3, 1), (&[7, 4], 64, 13, 2), (&[5, 33], 80, 25, 1), (&[64], 256, 7, 2), (&[300, 211], 64, 4, 2), (&[2, 3], 80, 40, 2), (&[600, 129], 64, 5, 2), (&[511, 700], 48, 13, 1)];
     for (n, &(ks, units, ns, nr)) in cases.iter().enumerate() {
         for (e, seed) in [(-4..4, 1u64), (-50..50, 2)] {
             let m = map(ks, units, ns, nr, seed + 10 * n as u64, e);
@@ -139,6 +141,22 @@ fn pair_tile_declines_out_of_range_values_with_the_same_bits() {
         m.zs[1][5 * m.ldz[1] + 3] = v;
         check(&m, ns, runs, &format!("z {v:e}"));
     }
+    // more than MAX_PASSES passes (k > 2·KC·8): f32's tiles
+    check(&map(&[4098], 48, 3, 1, 6, -3..3), 3, false, "k 4098");
+    // a z value out of range in the last of three passes, from acc: declined before any
+    // pass is written
+    for runs in [false, true] {
+        let mut m = map(&[1400], 64, 5, 2, 8, -3..3);
+        if !runs {
+            m.zs[0][3 * m.ldz[0] + 1399] = 2f32.powi(-60);
+        }
+        let init: Vec<f32> = (0..5 * m.packs[0].up).map(|j| j as f32 / 8.0).collect();
+        let mut got = init.clone();
+        let before = RUNS.get();
+        accumulate::<f32>(&m.packs[0], &m.zs[0], m.ldz[0], 5, &mut got, false);
+        assert_eq!(RUNS.get() > before, runs);
+        m.assert_sequential(5, &got, |s, i| init[s * m.packs[0].up + i], "accumulate, three passes");
+    }
     // a weight off the grid (an f32 map) or tiny: declined for good (found once per packing)
     for v in [0.1f32, 2f32.powi(-70)] {
         let mut m = base();
@@ -176,7 +194,8 @@ fn pair_tile_gate_split_of_bf16_sums_gives_the_same_bits() {
     }
     let lstm = [Some(0), Some(1), Some(3), Some(2), None];
     let gru = [Some(0), Some(1), None, None, None];
-    for (hsz, k, ns, region) in [(16, 16, 24, lstm), (16, 7, 13, gru), (64, 64, 9, lstm), (32, 3, 3, gru)] {
+    // k of two passes (600): the split on the last
+    for (hsz, k, ns, region) in [(16, 16, 24, lstm), (16, 7, 13, gru), (64, 64, 9, lstm), (32, 3, 3, gru), (16, 600, 5, lstm)] {
         let units = 4 * hsz;
         let mut rng = SplitMix64(hsz as u64 + k as u64);
         let wt: Vec<f32> = (0..k * units).map(|_| value(&mut rng, -8..8)).collect();
