@@ -26,18 +26,6 @@ fn value(rng: &mut SplitMix64, e: std::ops::Range<i32>) -> f32 {
     v
 }
 
-/// The sequential f32 sum of row s, unit i: a = init, then a + w·z for each term, k
-/// ascending (each product exact here: fused and unfused agree).
-fn sequential(init: f32, wts: &[Vec<f32>], zs: &[Vec<f32>], ks: &[usize], units: usize, ldz: &[usize], s: usize, i: usize) -> f32 {
-    let mut a = init;
-    for (t, &k) in ks.iter().enumerate() {
-        for kk in 0..k {
-            a = wts[t][kk * units + i].mul_add(zs[t][s * ldz[t] + kk], a);
-        }
-    }
-    a
-}
-
 struct Map {
     ks: Vec<usize>,
     units: usize,
@@ -72,11 +60,23 @@ impl Map {
         (out, RUNS.get() > before)
     }
 
+    /// The sequential f32 sum of row s, unit i: a = init, then a + w·z for each term, k
+    /// ascending (each product exact here: fused and unfused agree).
+    fn sequential(&self, init: f32, s: usize, i: usize) -> f32 {
+        let mut a = init;
+        for (t, &k) in self.ks.iter().enumerate() {
+            for kk in 0..k {
+                a = self.wts[t][kk * self.units + i].mul_add(self.zs[t][s * self.ldz[t] + kk], a);
+            }
+        }
+        a
+    }
+
     fn assert_sequential(&self, ns: usize, got: &[f32], init: impl Fn(usize, usize) -> f32, what: &str) {
         let up = self.packs[0].up;
         for s in 0..ns {
             for i in 0..self.units {
-                let want = sequential(init(s, i), &self.wts, &self.zs, &self.ks, self.units, &self.ldz, s, i);
+                let want = self.sequential(init(s, i), s, i);
                 let g = got[s * up + i];
                 assert_eq!(g.to_bits(), want.to_bits(), "{what}: ks {:?} units {} ns {ns} seq {s} unit {i}: {g:e} vs {want:e}", self.ks, self.units);
             }
