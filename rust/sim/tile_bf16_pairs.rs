@@ -125,8 +125,7 @@ const MIN_UNITS: usize = 48;
 /// The row stride of the pair copy: up to KC pairs (2·KC values of k), an odd number of
 /// cache lines (`tile_rows`), fixed at compile time.
 const LD: usize = padded_stride(KC, 4);
-/// Whether the tiles store vector by vector (`tile_x86::store_tile`) is decided by the
-/// terms' k; this is f32's threshold applied to the pairs' k.
+// (a pass's KC pairs fit a row of the copy)
 const _: () = assert!(LD >= KC);
 
 /// One term's part of a pass, for a tile: its pairs from the tile's first unit (`w`), the
