@@ -33,7 +33,7 @@ const SIZE: usize = 1 << 16;
 
 /// The table of `func` in `fmt` (f16 or bf16): entry i = round_F(D(the value with bits i))
 /// as an f32.
-fn table(func: Func, fmt: BinaryFormat) -> &'static [f32] {
+pub(crate) fn table(func: Func, fmt: BinaryFormat) -> &'static [f32] {
     static TABLES: [OnceLock<Box<[f32]>>; 4] = [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let bf = fmt == BinaryFormat::BF16;
     debug_assert!(bf || fmt == BinaryFormat::F16, "half tables exist for f16 and bf16 only");
@@ -134,7 +134,7 @@ fn apply_with<const ROUNDING: bool>(func: Func, fmt: BinaryFormat, xs: &mut [f32
     if crate::sim::cpu::avx512_f16c() {
         // SAFETY: the CPU has AVX-512F and F16C (checked), the table has 2^16 entries and
         // every index is a 16-bit value.
-        return unsafe { gather_avx512::<ROUNDING>(t, bf, xs) };
+        return unsafe { gather_avx512::<ROUNDING>(t, crate::sim::half_segments::segments(func, fmt), bf, xs) };
     }
     #[cfg(target_arch = "x86_64")]
     if crate::sim::cpu::avx2_f16c() {
@@ -238,24 +238,38 @@ pub unsafe fn gather16(func: Func, fmt: BinaryFormat, idx: std::arch::x86_64::__
     std::arch::x86_64::_mm512_i32gather_ps::<4>(idx, table(func, fmt).as_ptr().cast())
 }
 
+/// `apply`/`apply_rounding` with AVX-512: each vector by `half_segments` when the segments
+/// decide all its lanes, else by a gather from the table.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx2,avx,f16c")]
-unsafe fn gather_avx512<const ROUNDING: bool>(t: &[f32], bf: bool, xs: &mut [f32]) {
+#[target_feature(enable = "avx512f,avx512vl,avx2,avx,fma,f16c")]
+unsafe fn gather_avx512<const ROUNDING: bool>(t: &[f32], seg: Option<&crate::sim::half_segments::Segments>, bf: bool, xs: &mut [f32]) {
     use std::arch::x86_64::*;
     debug_assert_eq!(t.len(), SIZE);
+    let regs = seg.map(|s| s.regs());
     let (n, p) = (xs.len(), xs.as_mut_ptr());
     let mut i = 0;
     while i < n {
         let m = (n - i).min(16);
         let live = crate::sim::simd_round::first_lanes(m);
         let x = _mm512_maskz_loadu_ps(live, p.add(i));
-        let idx = if bf && ROUNDING {
-            bf16_index_16(x)
-        } else if bf {
-            _mm512_srli_epi32::<16>(_mm512_castps_si512(x))
+        // the value of the format the lane stands for (what the table's entry is of), and
+        // its index into the table (f16: its binary16 bits, widened only for a gather)
+        let (v, idx) = if bf {
+            let idx = if ROUNDING { bf16_index_16(x) } else { _mm512_srli_epi32::<16>(_mm512_castps_si512(x)) };
+            (_mm512_castsi512_ps(_mm512_slli_epi32::<16>(idx)), Ok(idx))
         } else {
-            _mm512_cvtepu16_epi32(_mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x))
+            let ph = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x);
+            (_mm512_cvtph_ps(ph), Err(ph))
         };
+        if let Some(r) = &regs {
+            let (y, decided) = crate::sim::half_segments::eval(r, v);
+            if decided & live == live {
+                _mm512_mask_storeu_ps(p.add(i), live, y);
+                i += m;
+                continue;
+            }
+        }
+        let idx = idx.unwrap_or_else(|ph| _mm512_cvtepu16_epi32(ph));
         let y = _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), live, idx, t.as_ptr().cast());
         _mm512_mask_storeu_ps(p.add(i), live, y);
         i += m;
