@@ -116,7 +116,9 @@ pub fn one(func: Func, fmt: BinaryFormat, x: f32) -> f32 {
     table(func, fmt)[index(x, fmt == BinaryFormat::BF16)]
 }
 
-/// `func` over lane values of `fmt`, in place (AVX-512 or AVX2 gathers when the CPU has them).
+/// `func` over lane values of `fmt`, in place: with AVX-512 each vector by `half_segments`
+/// (polynomials checked against this table on every value) where they decide all its lanes,
+/// else by a gather; with AVX2 by gathers.
 pub fn apply(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
     apply_with::<false>(func, fmt, xs)
 }
