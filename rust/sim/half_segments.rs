@@ -1,5 +1,6 @@
 //! tanh and σ of the half formats (f16, bf16) by polynomial segments and a rounding test,
-//! checked against `half_tables` on every input: the AVX-512 route of `half_tables::apply`.
+//! checked against `half_tables` on every input: the AVX-512 route of `half_tables::apply`
+//! (x86-64 only).
 //!
 //! Why: on Zen 5 a table gather reads one element per cycle (`vgatherdps`, 16 cycles per
 //! vector; session 44), which made the half formats' activations 14–29% slower than f32's
@@ -61,11 +62,11 @@ const F16_MIN_NORMAL: u32 = 0x3880_0000;
 const LOW: f32 = -8.25;
 const HIGH: f32 = 7.75;
 
-/// One (function, format)'s segments: coefficients, error bounds and the small-tanh bound.
+/// One (function, format)'s segments: coefficients and error bounds.
 pub(crate) struct Segments {
     /// coef[k][s]: the coefficient of t^k on segment s.
     coef: [[f32; SEGMENTS]; DEGREE + 1],
-    /// E_s, a bound on |p(x) − D(x)| over the format's values of segment s.
+    /// E_s, a bound on |p(x) − g(x)| over the format's values of segment s (g: `target`).
     err: [f32; SEGMENTS],
     /// Whether the function is tanh (p approximates tanh(x)/x, the result is x·p) or σ.
     tanh: bool,
@@ -107,8 +108,8 @@ fn value(bits: u16, bf: bool) -> f32 {
     if bf { half::bf16::from_bits(bits).to_f32() } else { half::f16::from_bits(bits).to_f32() }
 }
 
+/// Fits the segments, measures their bounds and runs the check (x86-64 with AVX-512 and F16C).
 fn build(func: Func, bf: bool) -> Option<Segments> {
-    #[cfg(target_arch = "x86_64")]
     if crate::sim::cpu::avx512_f16c() {
         let fmt = if bf { BinaryFormat::BF16 } else { BinaryFormat::F16 };
         let table = crate::sim::half_tables::table(func, fmt);
@@ -134,7 +135,6 @@ fn build(func: Func, bf: bool) -> Option<Segments> {
         // SAFETY: the CPU has AVX-512F, FMA and F16C (checked above).
         return unsafe { check(s, table) };
     }
-    let _ = (func, bf);
     None
 }
 
@@ -184,7 +184,6 @@ impl Segments {
 }
 
 /// The registers of one `Segments` for a loop of [`eval`]s.
-#[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 pub(crate) struct Regs {
     coef: [[std::arch::x86_64::__m512; 2]; DEGREE + 1],
@@ -193,7 +192,6 @@ pub(crate) struct Regs {
     bf: bool,
 }
 
-#[cfg(target_arch = "x86_64")]
 impl Segments {
     /// The coefficient and bound vectors, loaded once per call of the loop.
     ///
@@ -217,7 +215,6 @@ impl Segments {
 ///
 /// # Safety
 /// The caller is compiled with AVX-512F, FMA and F16C.
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) unsafe fn eval(r: &Regs, x: std::arch::x86_64::__m512) -> (std::arch::x86_64::__m512, std::arch::x86_64::__mmask16) {
     use std::arch::x86_64::*;
@@ -258,7 +255,6 @@ pub(crate) unsafe fn eval(r: &Regs, x: std::arch::x86_64::__m512) -> (std::arch:
 ///
 /// # Safety
 /// The CPU has AVX-512F, FMA and F16C.
-#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx2,avx,fma,f16c")]
 unsafe fn check(mut s: Segments, table: &[f32]) -> Option<Segments> {
     use std::arch::x86_64::*;
@@ -285,7 +281,7 @@ unsafe fn check(mut s: Segments, table: &[f32]) -> Option<Segments> {
     Some(s)
 }
 
-#[cfg(all(test, target_arch = "x86_64"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -21,6 +21,7 @@ pub mod fast_sigmoid;
 pub mod fast_tanh;
 pub mod float_batch;
 pub mod float_engine;
+#[cfg(target_arch = "x86_64")]
 pub mod half_segments;
 pub mod half_tables;
 pub mod lanes;
