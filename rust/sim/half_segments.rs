@@ -45,6 +45,7 @@
 //! every value in range, `the_check_refuses_a_wrong_polynomial` that the check can fail.
 
 use crate::num::round::BinaryFormat;
+use crate::sim::half_tables::value;
 use crate::sim::ziv::Func;
 use std::sync::OnceLock;
 
@@ -101,11 +102,6 @@ fn target(func: Func, x: f64) -> f64 {
         Func::Tanh => d(func, x) / x,
         Func::Sigmoid => d(func, x),
     }
-}
-
-/// Every value of the format, as an f32, by its 16-bit pattern.
-fn value(bits: u16, bf: bool) -> f32 {
-    if bf { half::bf16::from_bits(bits).to_f32() } else { half::f16::from_bits(bits).to_f32() }
 }
 
 /// Fits the segments, measures their bounds and runs the check (x86-64 with AVX-512 and F16C).

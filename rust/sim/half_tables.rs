@@ -38,8 +38,13 @@ pub(crate) fn table(func: Func, fmt: BinaryFormat) -> &'static [f32] {
     let bf = fmt == BinaryFormat::BF16;
     debug_assert!(bf || fmt == BinaryFormat::F16, "half tables exist for f16 and bf16 only");
     let slot = usize::from(func == Func::Sigmoid) * 2 + usize::from(bf);
-    let value = |bits: u16| if bf { bf16::from_bits(bits).to_f32() } else { f16::from_bits(bits).to_f32() };
-    TABLES[slot].get_or_init(|| (0..SIZE).map(|i| definition(func, bf, value(i as u16))).collect())
+    TABLES[slot].get_or_init(|| (0..SIZE).map(|i| definition(func, bf, value(i as u16, bf))).collect())
+}
+
+/// The value of the format (bf16 or f16) with 16-bit pattern `bits`, as an f32: entry
+/// `bits` of a table is the function of it.
+pub(crate) fn value(bits: u16, bf: bool) -> f32 {
+    if bf { bf16::from_bits(bits).to_f32() } else { f16::from_bits(bits).to_f32() }
 }
 
 /// f16's table of `func` as binary16 bits (entry i: the bits of `table`'s entry i, an f16
