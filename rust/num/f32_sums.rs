@@ -24,9 +24,10 @@ use crate::num::float::Float;
 use crate::num::round::BinaryFormat;
 use crate::sim::lanes::{round_bf16_in_f32, round_f16_in_f32};
 use half::{bf16, f16};
+use std::mem::MaybeUninit;
 
 macro_rules! half_with_f32_sums {
-    ($(#[$doc:meta])* $name:ident, $half:ty, $round:path, $fmt:expr, $label:expr) => {
+    ($(#[$doc:meta])* $name:ident, $half:ty, $round:path, $bf:expr, $fmt:expr, $label:expr) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
         #[repr(transparent)]
@@ -53,6 +54,19 @@ macro_rules! half_with_f32_sums {
             fn from_f64_rounded(v: f64) -> Self { Self::of(<$half as Float>::from_f64_rounded(v)) }
             #[inline(always)]
             fn from_f32_rounded(v: f32) -> Self { $name($round(v)) }
+            /// `from_f32_rounded` vector by vector (`lanes::round_half_lanes_into`).
+            fn round_f32_slice_uninit(v: &[f32], out: &mut [MaybeUninit<Self>]) {
+                crate::sim::lanes::round_half_lanes_into::<$bf>(v, f32_slots(out))
+            }
+            /// An f16 value is one of f16 (f32 sums) as it is, and an f32 exactly; bf16's
+            /// rounds it.
+            fn round_f16_slice_uninit(v: &[f16], out: &mut [MaybeUninit<Self>]) {
+                if $bf {
+                    Self::round_f32_slice_uninit(&<f16 as crate::sim::lanes::LaneFormat>::to_lanes(v), out)
+                } else {
+                    <f16 as crate::sim::lanes::LaneFormat>::to_lanes_uninit(v, f32_slots(out))
+                }
+            }
             fn to_f64(self) -> f64 { f64::from(self.0) }
             /// An elementwise addition: the half format's.
             #[inline(always)]
@@ -78,12 +92,21 @@ macro_rules! half_with_f32_sums {
 
 half_with_f32_sums!(
     /// bf16 values, affine maps summed in f32 (`dtype="bf16", accumulate="f32"`).
-    Bf16SumF32, bf16, round_bf16_in_f32, BinaryFormat::BF16, "bf16 (f32 sums)"
+    Bf16SumF32, bf16, round_bf16_in_f32, true, BinaryFormat::BF16, "bf16 (f32 sums)"
 );
 half_with_f32_sums!(
     /// f16 values, affine maps summed in f32 (`dtype="f16", accumulate="f32"`).
-    F16SumF32, f16, round_f16_in_f32, BinaryFormat::F16, "f16 (f32 sums)"
+    F16SumF32, f16, round_f16_in_f32, false, BinaryFormat::F16, "f16 (f32 sums)"
 );
+
+/// A slice of uninitialised values of a half format with f32 sums as uninitialised f32s
+/// (`repr(transparent)`: the same layout).
+fn f32_slots<T>(out: &mut [MaybeUninit<T>]) -> &mut [MaybeUninit<f32>] {
+    debug_assert!(std::mem::size_of::<T>() == 4 && std::mem::align_of::<T>() == 4);
+    // SAFETY: called with Bf16SumF32 and F16SumF32 only, both repr(transparent) over f32;
+    // MaybeUninit keeps the layout, and the slice's length and borrow carry over
+    unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast(), out.len()) }
+}
 
 /// Whether T is stored as one f32 (f32 itself, or a half format with f32 sums: both
 /// `repr(transparent)` over f32).
@@ -129,6 +152,40 @@ mod tests {
 
     /// Everything but the sums is the half format's: constructors, elementwise operations,
     /// activations, overflow to ±inf.
+    /// The slice roundings (a run's inputs: `round_f32_slice_uninit` vector by vector, and
+    /// f16 inputs by `round_f16_slice_uninit`) give `from_f32_rounded`'s bits value by
+    /// value: f32s around every half-format boundary (ties, subnormals, overflow, NaN
+    /// payloads), lengths that leave a partial vector, and every f16.
+    #[test]
+    fn slice_roundings_are_the_value_roundings() {
+        fn check<T: Float + Copy>(xs: &[f32], halves: &[f16], bits: impl Fn(T) -> u32) {
+            for len in [xs.len(), 0, 1, 15, 17, 31] {
+                let mut out = vec![MaybeUninit::<T>::uninit(); len];
+                T::round_f32_slice_uninit(&xs[..len], &mut out);
+                for (o, &x) in out.iter().zip(xs) {
+                    // SAFETY: the contract: every value of an output of the input's length
+                    assert_eq!(bits(unsafe { o.assume_init() }), bits(T::from_f32_rounded(x)), "{} of {x:e} ({:#x})", T::NAME, x.to_bits());
+                }
+            }
+            let mut out = vec![MaybeUninit::<T>::uninit(); halves.len()];
+            T::round_f16_slice_uninit(halves, &mut out);
+            for (o, &h) in out.iter().zip(halves) {
+                // SAFETY: as above
+                assert_eq!(bits(unsafe { o.assume_init() }), bits(T::from_f32_rounded(h.to_f32())), "{} of f16 {h}", T::NAME);
+            }
+        }
+        let mut xs: Vec<f32> = Vec::new();
+        for e in (0u32..=255).map(|e| e << 23) {
+            for low in [0u32, 1, 0xfff, 0x1000, 0x1001, 0x2fff, 0x3000, 0x7fff, 0x8000, 0x8001, 0x1_8000, 0x7f_ffff] {
+                xs.extend([e | low, (e | low) | 0x8000_0000].map(f32::from_bits));
+            }
+        }
+        xs.extend([65504.0f32, 65519.99, 65520.0, 5.96e-8, 2.98e-8, 2.99e-8, 6.1e-5]);
+        let halves: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+        check::<F16SumF32>(&xs, &halves, |v| v.0.to_bits());
+        check::<Bf16SumF32>(&xs, &halves, |v| v.0.to_bits());
+    }
+
     #[test]
     fn values_and_elementwise_operations_are_the_half_formats() {
         let xs = [0.1, -3.7, 1.0e-6, 65519.0, 65520.0, 3.0e38, 7.25, -0.0];

@@ -49,6 +49,13 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
             o.write(Self::from_f32_rounded(x));
         }
     }
+    /// `from_f32_rounded` of f16 values (exact in f32) over a slice, written into `out`
+    /// (uninitialised, of v's length; the same contract): f16 inputs run in this format. The
+    /// default goes through f32 lanes; f16 with f32 sums, which holds them exactly, converts
+    /// them straight into `out`.
+    fn round_f16_slice_uninit(v: &[half::f16], out: &mut [MaybeUninit<Self>]) {
+        Self::round_f32_slice_uninit(&<half::f16 as crate::sim::lanes::LaneFormat>::to_lanes(v), out)
+    }
     /// `from_f32_rounded` over a slice (`round_f32_slice_uninit` into a new vector).
     fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> {
         let mut out = vec![Self::zero(); v.len()];

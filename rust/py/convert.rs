@@ -278,14 +278,14 @@ impl Tensor {
     pub fn into_format<F: Float>(self, threads: Option<usize>) -> Vec<F> {
         let threads = if current_format().is_some() { Some(1) } else { threads };
         // SAFETY (the three `converted`): `round_f64_slice_uninit` and every format's
-        // `round_f32_slice_uninit` write every value of an output of their input's length
-        // (`Float`'s contract), and `to_lanes` keeps the length
+        // `round_f32_slice_uninit` and `round_f16_slice_uninit` write every value of an
+        // output of their input's length (`Float`'s contract)
         match self.values {
             Values::F64(v) => reuse_or_convert(v, |v| unsafe { converted(v, threads, round_f64_slice_uninit::<F>) }),
             // an f32 is an f64 exactly; one rounding to F, as from the float64 form
             Values::F32(v) => reuse_or_convert(v, |v| unsafe { converted(v, threads, F::round_f32_slice_uninit) }),
             // (an f16 is an f32 exactly, `LaneFormat::to_lanes`: the same one rounding)
-            Values::F16(v) => reuse_or_convert(v, |v| unsafe { converted(v, threads, |s, d| F::round_f32_slice_uninit(&f16::to_lanes(s), d)) }),
+            Values::F16(v) => reuse_or_convert(v, |v| unsafe { converted(v, threads, F::round_f16_slice_uninit) }),
             Values::Exact(v) => v.iter().map(F::from_rational).collect(),
         }
     }

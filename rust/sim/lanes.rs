@@ -354,6 +354,23 @@ fn round_half_lanes<const BF: bool>(v: &mut [f32]) {
     v.iter_mut().for_each(|x| *x = round(*x));
 }
 
+/// `round_bf16_in_f32` (`BF`) or `round_f16_in_f32` of src[i] written to dst[i] (over the
+/// shorter slice; every value when the lengths are equal): a copy, then [`round_half_lanes`]
+/// in place, vector by vector (a `parallel_copy` chunk is in L1 for the second pass). The
+/// half formats with f32 sums' `Float::round_f32_slice_uninit`, which the inputs of a run
+/// take (value by value it was 0.17 ns per value: 3.6% of a bf16 SimpleRNN's run at hidden
+/// 16, session 48).
+pub(crate) fn round_half_lanes_into<const BF: bool>(src: &[f32], dst: &mut [MaybeUninit<f32>]) {
+    let n = src.len().min(dst.len());
+    // SAFETY: both slices have at least n values, and a borrowed and a mutably borrowed
+    // slice do not overlap; the n values written are then initialised f32s
+    let dst = unsafe {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<f32>(), n);
+        std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<f32>(), n)
+    };
+    round_half_lanes::<BF>(dst);
+}
+
 /// `dst` as memory to write (the half formats' `from_lanes` write it with
 /// `from_lanes_uninit`).
 fn as_uninit<T: Copy>(dst: &mut [T]) -> &mut [MaybeUninit<T>] {
