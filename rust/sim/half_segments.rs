@@ -16,7 +16,8 @@
 //!   either polynomial holds), so s is y's low 5 bits, the index of a two-register permute
 //!   (`vpermi2ps`) into each coefficient's 32 entries, and t = x − c_s = x − (y − 2^23 − 48)/2
 //!   is exact (one FMA).
-//! - **Polynomial.** p(t) = Σ_{k≤5} a_{s,k} t^k by Horner in f32 FMAs: a_s interpolates
+//! - **Polynomial.** p(t) = Σ_{k≤5} a_{s,k} t^k in f32 FMAs by Estrin's scheme,
+//!   (a_0 + a_1 t) + t²((a_2 + a_3 t) + t²(a_4 + a_5 t)) (session 48; Horner's before): a_s interpolates
 //!   the target g at the 6 Chebyshev nodes of [−1/4, 1/4], where g = σ, or g(x) = tanh(x)/x
 //!   for tanh (even, 1 at 0), whose product x·p keeps the error relative near 0; D is the
 //!   correctly rounded f64 tanh or σ (`activation_f64`), the table's own source.
@@ -32,9 +33,10 @@
 //!   on a midpoint of the format, and the check below shows none reaches a result.
 //!   (`vcvtps2ph` for f16's ends measured slower: three conversions per vector.)
 //! - **The rest.** Lanes outside the segments (σ's lower tail, saturation, ±∞, NaN) and lanes
-//!   failing the test are not decided, and the caller gathers the whole vector from the table.
+//!   failing the test are not decided: the caller reads them from the table, one by one when
+//!   a vector has a few, else by a gather of the whole vector (`half_tables::gather_avx512`).
 //!   The test leaves none or a handful of each format's values in [−8.25, 7.75): bf16 tanh 0
-//!   and σ 4 of 33,277, f16 tanh 44 and σ 37 of its 34,787 normal values and zeros.
+//!   and σ 4 of 33,277, f16 tanh 48 and σ 39 of its 34,787 normal values and zeros (Horner's scheme left 44 and 37).
 //!
 //! **The check.** At first use, [`segments`] runs [`eval`] on all 2^16 values of the format
 //! and compares every lane it decides with `half_tables`' entry; a single difference and the
@@ -52,7 +54,7 @@ use std::sync::OnceLock;
 /// Segments (two registers of 16 f32 coefficients).
 const SEGMENTS: usize = 32;
 /// Polynomial degree on each segment.
-const DEGREE: usize = 5;
+const DEGREE: usize = 5; // (Estrin's scheme below is written for 5)
 /// 2^23 + 48: RN(2x + MAGIC) = 2^23 + RN(2x) + 48 for 2x ∈ [−16.5, 15.5), in [2^23, 2^24)
 /// where the f32 grid is the integers, so its low 5 bits are s = RN(2x) + 16. (2^23 + 16
 /// would put 2x + MAGIC below 2^23 for x < −8, on a grid of halves: a wrong segment.)
@@ -174,8 +176,10 @@ impl Segments {
         let y = x.mul_add(2.0, MAGIC);
         let s = (y.to_bits() & 31) as usize;
         let t = (y - MAGIC).mul_add(-0.5, x);
-        let p = (0..DEGREE).rev().fold(self.coef[DEGREE][s], |p, k| p.mul_add(t, self.coef[k][s]));
-        (s, p)
+        let a = |k: usize| self.coef[k][s];
+        let t2 = t * t;
+        let (q0, q1, q2) = (a(1).mul_add(t, a(0)), a(3).mul_add(t, a(2)), a(5).mul_add(t, a(4)));
+        (s, q2.mul_add(t2, q1).mul_add(t2, q0))
     }
 }
 
@@ -219,10 +223,12 @@ pub(crate) unsafe fn eval(r: &Regs, x: std::arch::x86_64::__m512) -> (std::arch:
     let s = _mm512_castps_si512(y);
     let t = _mm512_fmadd_ps(_mm512_sub_ps(y, _mm512_set1_ps(MAGIC)), _mm512_set1_ps(-0.5), x);
     let at = |c: &[__m512; 2]| _mm512_permutex2var_ps(c[0], s, c[1]);
-    let mut p = at(&r.coef[DEGREE]);
-    for k in (0..DEGREE).rev() {
-        p = _mm512_fmadd_ps(p, t, at(&r.coef[k]));
-    }
+    // Estrin's scheme: 3 FMAs in a row where Horner's takes 5 (the loop's chain is long
+    // enough that its waiting operations fill the scheduler)
+    let t2 = _mm512_mul_ps(t, t);
+    let q = |k: usize| _mm512_fmadd_ps(at(&r.coef[k + 1]), t, at(&r.coef[k]));
+    let (q0, q1, q2) = (q(0), q(2), q(4));
+    let p = _mm512_fmadd_ps(_mm512_fmadd_ps(q2, t2, q1), t2, q0);
     let e = at(&r.err);
     let (lo, hi) = if r.tanh {
         (_mm512_mul_ps(x, _mm512_sub_ps(p, e)), _mm512_mul_ps(x, _mm512_add_ps(p, e)))
@@ -283,7 +289,7 @@ mod tests {
 
     /// On an AVX-512 CPU the segments of all four (function, format) pairs pass the check and
     /// decide all but under 0.2% of the values in [LOW, HIGH) (the rest go to the table:
-    /// session 47 measured 0 and 4 of 33,277 for bf16's tanh and σ, 44 and 37 of f16's 34,787
+    /// session 48 measured 0 and 4 of 33,277 for bf16's tanh and σ, 48 and 39 of f16's 34,787
     /// normal values and zeros); `half_tables`'
     /// own test then runs `apply` through them on every value.
     #[test]

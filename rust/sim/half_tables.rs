@@ -122,8 +122,8 @@ pub fn one(func: Func, fmt: BinaryFormat, x: f32) -> f32 {
 }
 
 /// `func` over lane values of `fmt`, in place: with AVX-512 each vector by `half_segments`
-/// (polynomials checked against this table on every value) where they decide all its lanes,
-/// else by a gather; with AVX2 by gathers.
+/// (polynomials checked against this table on every value), the few lanes they leave read
+/// from the table (`gather_avx512`); with AVX2 by gathers.
 pub fn apply(func: Func, fmt: BinaryFormat, xs: &mut [f32]) {
     apply_with::<false>(func, fmt, xs)
 }
@@ -245,8 +245,14 @@ pub unsafe fn gather16(func: Func, fmt: BinaryFormat, idx: std::arch::x86_64::__
     std::arch::x86_64::_mm512_i32gather_ps::<4>(idx, table(func, fmt).as_ptr().cast())
 }
 
-/// `apply`/`apply_rounding` with AVX-512: each vector by `half_segments` when the segments
-/// decide all its lanes, else by a gather from the table.
+/// Lanes of a vector that `gather_avx512` looks up one by one when the segments leave them;
+/// a vector with more is gathered whole (a gather reads one element per cycle on Zen 5).
+#[cfg(target_arch = "x86_64")]
+const PATCH_MAX: u32 = 4;
+
+/// `apply`/`apply_rounding` with AVX-512: each vector by `half_segments`, the lanes they
+/// leave (at most `PATCH_MAX`) read from the table one by one; a vector with more lanes
+/// left, or every vector when the segments failed their check, by a gather.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx2,avx,fma,f16c")]
 unsafe fn gather_avx512<const ROUNDING: bool>(t: &[f32], seg: Option<&crate::sim::half_segments::Segments>, bf: bool, xs: &mut [f32]) {
@@ -259,27 +265,63 @@ unsafe fn gather_avx512<const ROUNDING: bool>(t: &[f32], seg: Option<&crate::sim
         let m = (n - i).min(16);
         let live = crate::sim::simd_round::first_lanes(m);
         let x = _mm512_maskz_loadu_ps(live, p.add(i));
-        // the value of the format the lane stands for (what the table's entry is of), and
-        // its index into the table (f16: its binary16 bits, widened only for a gather)
-        let (v, idx) = if bf {
-            let idx = if ROUNDING { bf16_index_16(x) } else { _mm512_srli_epi32::<16>(_mm512_castps_si512(x)) };
-            (_mm512_castsi512_ps(_mm512_slli_epi32::<16>(idx)), Ok(idx))
-        } else {
-            let ph = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x);
-            (_mm512_cvtph_ps(ph), Err(ph))
-        };
         if let Some(r) = &regs {
+            // the value of the format the lane stands for, soon (the evaluation's chain starts
+            // there; the table's index waits for the lanes left): x itself, or x rounded on
+            // its bits (`sure` marks the lanes where that is the format's rounding, the
+            // others go to the table: bf16 all but NaNs, whose bits can carry into ±0; f16
+            // |x| in [2^−14, 65520))
+            let (v, sure) = if !ROUNDING {
+                (x, live)
+            } else if bf {
+                (crate::sim::simd_round::round_bf16_grid(x), _mm512_cmp_ps_mask::<_CMP_ORD_Q>(x, x))
+            } else {
+                let (v, other) = crate::sim::simd_round::round_f16_normal(x);
+                (v, !other)
+            };
             let (y, decided) = crate::sim::half_segments::eval(r, v);
-            if decided & live == live {
+            let left = live & !(decided & sure);
+            if left == 0 {
                 _mm512_mask_storeu_ps(p.add(i), live, y);
                 i += m;
                 continue;
             }
+            if left.count_ones() <= PATCH_MAX {
+                // the lanes the segments left (rarely more than one) from the table one by
+                // one, after the vector's store: a gather reads all 16
+                let mut ix = [0u32; 16];
+                _mm512_storeu_si512(ix.as_mut_ptr().cast(), index_16::<ROUNDING>(x, bf));
+                _mm512_mask_storeu_ps(p.add(i), live, y);
+                let mut rest = left;
+                while rest != 0 {
+                    let j = rest.trailing_zeros() as usize;
+                    *p.add(i + j) = *t.get_unchecked(ix[j] as usize);
+                    rest &= rest - 1;
+                }
+                i += m;
+                continue;
+            }
         }
-        let idx = idx.unwrap_or_else(|ph| _mm512_cvtepu16_epi32(ph));
-        let y = _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), live, idx, t.as_ptr().cast());
+        let y = _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), live, index_16::<ROUNDING>(x, bf), t.as_ptr().cast());
         _mm512_mask_storeu_ps(p.add(i), live, y);
         i += m;
+    }
+}
+
+/// The table's index of 16 lanes: the format's bits of x (`apply`, x on the grid) or of
+/// R(x) (`apply_rounding`): bf16 the top 16 bits (`bf16_index_16`), f16 the binary16 bits
+/// (`vcvtps2ph` rounds), widened to 32.
+///
+/// # Safety
+/// The caller is compiled with AVX-512F and F16C.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn index_16<const ROUNDING: bool>(x: std::arch::x86_64::__m512, bf: bool) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    if bf {
+        if ROUNDING { bf16_index_16(x) } else { _mm512_srli_epi32::<16>(_mm512_castps_si512(x)) }
+    } else {
+        _mm512_cvtepu16_epi32(_mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x))
     }
 }
 
@@ -312,6 +354,50 @@ unsafe fn gather_avx2<const ROUNDING: bool>(t: &[f32], bf: bool, xs: &mut [f32])
 mod tests {
     use super::*;
 
+    /// `xs` in a fixed pseudo-random order (Fisher–Yates with a 64-bit LCG).
+    fn shuffled(xs: &[f32]) -> Vec<f32> {
+        let mut v = xs.to_vec();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for i in (1..v.len()).rev() {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            v.swap(i, (state >> 33) as usize % (i + 1));
+        }
+        v
+    }
+
+    /// The vectors of the shuffled values of f16 that the segments leave lanes in: some with
+    /// 1 to `PATCH_MAX` (read one by one) and some with more (gathered), so the test above
+    /// runs both of `gather_avx512`'s routes for them.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn both_routes_for_the_lanes_left_are_taken() {
+        #[target_feature(enable = "avx512f,avx512vl,avx2,avx,fma,f16c")]
+        unsafe fn counts(seg: &crate::sim::half_segments::Segments, xs: &[f32]) -> (usize, usize) {
+            let r = seg.regs();
+            let (mut few, mut many) = (0, 0);
+            for v in xs.chunks_exact(16) {
+                let (_, decided) = crate::sim::half_segments::eval(&r, std::arch::x86_64::_mm512_loadu_ps(v.as_ptr()));
+                match (!decided).count_ones() {
+                    0 => {}
+                    k if k <= PATCH_MAX => few += 1,
+                    _ => many += 1,
+                }
+            }
+            (few, many)
+        }
+        if !crate::sim::cpu::avx512_f16c() {
+            return;
+        }
+        let xs = shuffled(&(0..SIZE).map(|i| value(i as u16, false)).collect::<Vec<_>>());
+        for func in [Func::Tanh, Func::Sigmoid] {
+            let seg = crate::sim::half_segments::segments(func, BinaryFormat::F16).expect("the segments pass their check");
+            // SAFETY: the CPU has AVX-512F, FMA and F16C (checked above).
+            let (few, many) = unsafe { counts(seg, &xs) };
+            eprintln!("{func:?} f16, shuffled: {few} vectors with 1..={PATCH_MAX} lanes left, {many} with more");
+            assert!(few > 0 && many > 0, "{func:?}: {few} / {many}");
+        }
+    }
+
     /// Every value of both formats (and odd slice lengths, for the masked tail), against the
     /// definition `Float::tanh` / `Float::sigmoid` evaluated element by element.
     #[test]
@@ -331,6 +417,12 @@ mod tests {
                         assert!(same(one(func, fmt, x), w), "{func:?} {fmt:?} {x:e} (one)");
                     }
                 }
+                // in a shuffled order, which puts the values the segments leave in every lane
+                // position and mixes them with decided ones (`gather_avx512`'s one-by-one reads)
+                let mut ys = shuffled(&xs);
+                let want_shuffled: Vec<f32> = ys.iter().map(|&x| definition(func, bf, x)).collect();
+                apply(func, fmt, &mut ys);
+                assert!(ys.iter().zip(&want_shuffled).all(|(&a, &b)| same(a, b)), "{func:?} {fmt:?}: shuffled");
                 // from the binary16 bits, rows of 1–33 values at strides with gaps
                 if !bf {
                     let bits: Vec<u16> = (0..SIZE as u32).map(|i| i as u16).collect();

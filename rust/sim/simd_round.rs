@@ -64,18 +64,34 @@ pub unsafe fn round_f16_grid(x: __m512) -> __m512 {
 
 /// [`round_f16`] (x to the binary16 grid, NaN kept) sooner: a batch-1 tick waits
 /// for each rounding in turn, and the conversion to binary16 and back takes ~14 cycles
-/// where 4 integer operations on x's bits do: round to nearest even at bit 13 (add 0xfff
-/// and the kept part's last bit, clear the 13 bits; a carry moves into the exponent as it
-/// should). That is the binary16 rounding where its result is a normal binary16 value:
-/// |x| in [2^−14, 65520). The other lanes (zeros, subnormal results, overflows to ±inf,
-/// infinities, NaNs) are `round_f16`'s, in a branch that is rarely taken (one range test,
-/// off the lanes' dependent chain). For the batch-1 kernel of f16 with f32 sums
-/// (`gated_single_vectors::V512h`).
+/// where 4 integer operations on x's bits do ([`round_f16_normal`]). The other lanes
+/// (zeros, subnormal results, overflows to ±inf, infinities, NaNs) are `round_f16`'s, in a
+/// branch that is rarely taken (one range test, off the lanes' dependent chain). For the
+/// batch-1 kernel of f16 with f32 sums (`gated_single_vectors::V512h`).
 ///
 /// # Safety
 /// As [`round_bf16`].
 #[inline(always)]
 pub unsafe fn round_f16_soon(x: __m512) -> __m512 {
+    let (r, other) = round_f16_normal(x);
+    if other == 0 {
+        r
+    } else {
+        _mm512_mask_blend_ps(other, r, round_f16(x))
+    }
+}
+
+/// x rounded to binary16 on its bits: to nearest even at bit 13 (add 0xfff and the kept
+/// part's last bit, clear the 13 bits; a carry moves into the exponent as it should). That
+/// is the binary16 rounding where its result is a normal binary16 value: |x| in
+/// [2^−14, 65520). Also the mask of the other lanes (zeros, subnormal results, overflows,
+/// infinities, NaNs), where it is not. Four integer operations of latency
+/// ([`round_f16_soon`], `half_tables::apply_rounding`).
+///
+/// # Safety
+/// As [`round_bf16`].
+#[inline(always)]
+pub unsafe fn round_f16_normal(x: __m512) -> (__m512, __mmask16) {
     let b = _mm512_castps_si512(x);
     let odd = _mm512_and_si512(_mm512_srli_epi32::<13>(b), _mm512_set1_epi32(1));
     let r = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0xfff)), odd), _mm512_set1_epi32(!0x1fff));
@@ -84,12 +100,7 @@ pub unsafe fn round_f16_soon(x: __m512) -> __m512 {
     const HI: i32 = 0x477f_f000;
     let abs = _mm512_and_si512(b, _mm512_set1_epi32(i32::MAX));
     let other = _mm512_cmpge_epu32_mask(_mm512_sub_epi32(abs, _mm512_set1_epi32(LO)), _mm512_set1_epi32(HI - LO));
-    let r = _mm512_castsi512_ps(r);
-    if other == 0 {
-        r
-    } else {
-        _mm512_mask_blend_ps(other, r, round_f16(x))
-    }
+    (_mm512_castsi512_ps(r), other)
 }
 
 /// `round_f16` or `round_bf16` (`BF`) over a slice, in place, the last partial vector masked.
