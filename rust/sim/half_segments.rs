@@ -211,7 +211,7 @@ impl Segments {
 }
 
 /// The results of 16 lanes of the format's values x, and the mask of lanes this route
-/// decided (the others hold garbage: the caller takes the table for the vector).
+/// decided (the others hold garbage: the caller reads them from the table).
 ///
 /// # Safety
 /// The caller is compiled with AVX-512F, FMA and F16C.

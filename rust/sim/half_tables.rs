@@ -366,8 +366,9 @@ mod tests {
     }
 
     /// The vectors of the shuffled values of f16 that the segments leave lanes in: some with
-    /// 1 to `PATCH_MAX` (read one by one) and some with more (gathered), so the test above
-    /// runs both of `gather_avx512`'s routes for them.
+    /// 1 to `PATCH_MAX` (read one by one) and some with more (gathered), so the shuffled
+    /// pass of `every_half_value_gets_the_documented_result` runs both of `gather_avx512`'s
+    /// routes.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn both_routes_for_the_lanes_left_are_taken() {
