@@ -28,15 +28,16 @@
 //!   the same value of the format, that value is the documented result round_F(D(x))
 //!   (rounding is monotone). Both ends round on their f32 bits, half away from zero: bf16
 //!   adds 2^15 and clears the low 16 bits, f16 adds 2^12 and clears 13, which is f16's grid
-//!   from 2^−14 up (smaller results but ±0, f16 subnormals, are not decided: tanh of f16's
-//!   2,046 subnormal values). A tie would need D(x)
+//!   from 2^−14 up (below, subnormals: tanh's lanes with 0 < |x| < 2^−14, whose results lie
+//!   there, are not decided, f16's 2,046 subnormal values; σ's results in the segments are
+//!   above 2.6·10^−4). A tie would need D(x)
 //!   on a midpoint of the format, and the check below shows none reaches a result.
 //!   (`vcvtps2ph` for f16's ends measured slower: three conversions per vector.)
 //! - **The rest.** Lanes outside the segments (σ's lower tail, saturation, ±∞, NaN) and lanes
 //!   failing the test are not decided: the caller reads them from the table, one by one when
 //!   a vector has a few, else by a gather of the whole vector (`half_tables::gather_avx512`).
 //!   The test leaves none or a handful of each format's values in [−8.25, 7.75): bf16 tanh 0
-//!   and σ 4 of 33,277, f16 tanh 48 and σ 39 of its 34,787 normal values and zeros (Horner's scheme left 44 and 37).
+//!   and σ 4 of 33,277, f16 tanh 46 and σ 39 of its 34,787 normal values and zeros (session 48; session 47's Horner scheme left 44 and 37).
 //!
 //! **The check.** At first use, [`segments`] runs [`eval`] on all 2^16 values of the format
 //! and compares every lane it decides with `half_tables`' entry; a single difference and the
@@ -218,7 +219,17 @@ impl Segments {
 #[inline(always)]
 pub(crate) unsafe fn eval(r: &Regs, x: std::arch::x86_64::__m512) -> (std::arch::x86_64::__m512, std::arch::x86_64::__mmask16) {
     use std::arch::x86_64::*;
-    let inside = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(x, _mm512_set1_ps(LOW)) & _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, _mm512_set1_ps(HIGH));
+    let mut inside = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(x, _mm512_set1_ps(LOW)) & _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, _mm512_set1_ps(HIGH));
+    if r.tanh && !r.bf {
+        // f16's grid is that of its precision only from 2^−14 up (below: subnormals), and
+        // |tanh(x)| < 2^−14 needs |x| < 2^−14: such lanes but ±0 (tanh(±0) = x·(p ± E) = ±0,
+        // exact) go to the table. (σ's results in the segments are above 2.6·10^−4.) Tested
+        // on x, off the evaluation's chain: 0 < |x| < 2^−14 when |x|'s bits − 1, as unsigned
+        // integers, are below 2^−14's − 1
+        let magnitude = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fff_ffff));
+        let less_one = _mm512_sub_epi32(magnitude, _mm512_set1_epi32(1));
+        inside &= _mm512_cmpge_epu32_mask(less_one, _mm512_set1_epi32(F16_MIN_NORMAL as i32 - 1));
+    }
     let y = _mm512_fmadd_ps(x, _mm512_set1_ps(2.0), _mm512_set1_ps(MAGIC));
     let s = _mm512_castps_si512(y);
     let t = _mm512_fmadd_ps(_mm512_sub_ps(y, _mm512_set1_ps(MAGIC)), _mm512_set1_ps(-0.5), x);
@@ -241,14 +252,7 @@ pub(crate) unsafe fn eval(r: &Regs, x: std::arch::x86_64::__m512) -> (std::arch:
     let lo = _mm512_add_epi32(_mm512_castps_si512(lo), _mm512_set1_epi32(half));
     let hi = _mm512_add_epi32(_mm512_castps_si512(hi), _mm512_set1_epi32(half));
     let top = _mm512_set1_epi32(top as i32);
-    let mut same = _mm512_testn_epi32_mask(_mm512_xor_si512(lo, hi), top);
-    if !r.bf {
-        // f16's grid is that of its precision only from 2^−14 up (below: subnormals); ±0 is
-        // exact (tanh(±0) = x·(p ± E) = ±0): |hi| − 1 ≥ 2^−14 − 1 as unsigned integers
-        let magnitude = _mm512_and_si512(hi, _mm512_set1_epi32(0x7fff_ffff));
-        let less_one = _mm512_sub_epi32(magnitude, _mm512_set1_epi32(1));
-        same &= _mm512_cmpge_epu32_mask(less_one, _mm512_set1_epi32(F16_MIN_NORMAL as i32 - 1));
-    }
+    let same = _mm512_testn_epi32_mask(_mm512_xor_si512(lo, hi), top);
     let result = _mm512_castsi512_ps(_mm512_and_si512(hi, top));
     (result, inside & same)
 }
@@ -289,7 +293,7 @@ mod tests {
 
     /// On an AVX-512 CPU the segments of all four (function, format) pairs pass the check and
     /// decide all but under 0.2% of the values in [LOW, HIGH) (the rest go to the table:
-    /// session 48 measured 0 and 4 of 33,277 for bf16's tanh and σ, 48 and 39 of f16's 34,787
+    /// session 48 measured 0 and 4 of 33,277 for bf16's tanh and σ, 46 and 39 of f16's 34,787
     /// normal values and zeros); `half_tables`'
     /// own test then runs `apply` through them on every value.
     #[test]
