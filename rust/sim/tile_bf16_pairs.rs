@@ -128,13 +128,13 @@ const LD: usize = padded_stride(KC, 4);
 // (a pass's KC pairs fit a row of the copy)
 const _: () = assert!(LD >= KC);
 
-/// One term's part of a pass, for a tile: its pairs from the tile's first unit (`w`), the
-/// pair stride (pw), the pairs of the part, where they start in a row of the pass's copy,
-/// and the values from one panel of the term to the next (all its pairs × pw).
+/// One term's part of a pass, for a tile: its pairs from the tile's first unit (`w`; the
+/// pair stride is the panel width, 16·N for a tile of N vectors), the pairs of the part,
+/// where they start in a row of the pass's copy, and the values from one panel of the term
+/// to the next (all its pairs × the panel width).
 #[derive(Clone, Copy)]
 struct Seg {
     w: *const u32,
-    pw: usize,
     kp: usize,
     at: usize,
     pstride: usize,
@@ -166,7 +166,7 @@ unsafe fn tile<O: Ops<C = f32, V = __m512>, const M: usize, const N: usize>(segs
         for j in 0..seg.kp {
             let mut w = [std::mem::transmute::<__m512, __m512bh>(_mm512_setzero_ps()); N];
             for (r, v) in w.iter_mut().enumerate() {
-                *v = std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(seg.w.add(j * seg.pw + r * 16).cast()));
+                *v = std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(seg.w.add(j * 16 * N + r * 16).cast()));
             }
             for (s, row) in a.iter_mut().enumerate() {
                 let zb = std::mem::transmute::<__m512i, __m512bh>(_mm512_set1_epi32(*z.add(s * LD + j) as i32));
@@ -325,10 +325,10 @@ pub(super) unsafe fn drive<O: Ops<C = f32, V = __m512>>(bias: Option<&[f32]>, te
     RUNS.set(RUNS.get() + 1);
     let k: usize = terms.iter().map(|t| t.0.k).sum();
     for pass in 0..passes.count {
-        let mut segs = [Seg { w: std::ptr::null(), pw, kp: 0, at: 0, pstride: 0 }; MAX_TERMS];
+        let mut segs = [Seg { w: std::ptr::null(), kp: 0, at: 0, pstride: 0 }; MAX_TERMS];
         for (seg, part) in segs.iter_mut().zip(passes.parts(pass)) {
             let p = pairs[part.term];
-            *seg = Seg { w: p.data.as_ptr().add(part.j0 * pw), pw, kp: part.j1 - part.j0, at: part.at, pstride: p.kp * pw };
+            *seg = Seg { w: p.data.as_ptr().add(part.j0 * pw), kp: part.j1 - part.j0, at: part.at, pstride: p.kp * pw };
         }
         let segs = &segs[..passes.n[pass]];
         // the first pass starts from the bias (or acc), the others from acc; the gate split
@@ -351,7 +351,7 @@ pub(super) unsafe fn drive<O: Ops<C = f32, V = __m512>>(bias: Option<&[f32]>, te
 #[inline(always)]
 unsafe fn panels_as<O: Ops<C = f32, V = __m512>, const N: usize>(bias: Option<&[f32]>, segs: &[Seg], k: usize, z: *const u32, ns: usize, ap: *mut f32, up: usize, gates: Option<GateStore<f32>>, panels: Range<usize>) {
     let pw = 16 * N;
-    let mut at_q = [Seg { w: std::ptr::null(), pw, kp: 0, at: 0, pstride: 0 }; MAX_TERMS];
+    let mut at_q = [Seg { w: std::ptr::null(), kp: 0, at: 0, pstride: 0 }; MAX_TERMS];
     for q in panels {
         for (dst, seg) in at_q.iter_mut().zip(segs) {
             *dst = Seg { w: seg.w.add(q * seg.pstride), ..*seg };
