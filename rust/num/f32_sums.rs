@@ -62,7 +62,7 @@ macro_rules! half_with_f32_sums {
             /// rounds it.
             fn round_f16_slice_uninit(v: &[f16], out: &mut [MaybeUninit<Self>]) {
                 if $bf {
-                    Self::round_f32_slice_uninit(&<f16 as crate::sim::lanes::LaneFormat>::to_lanes(v), out)
+                    crate::num::float::round_f16_via_lanes(v, out)
                 } else {
                     <f16 as crate::sim::lanes::LaneFormat>::to_lanes_uninit(v, f32_slots(out))
                 }
@@ -150,8 +150,6 @@ mod tests {
         assert_eq!((acc.0, acc.end_sum().0), (2049.0, 2048.0));
     }
 
-    /// Everything but the sums is the half format's: constructors, elementwise operations,
-    /// activations, overflow to ±inf.
     /// The slice roundings (a run's inputs: `round_f32_slice_uninit` vector by vector, and
     /// f16 inputs by `round_f16_slice_uninit`) give `from_f32_rounded`'s bits value by
     /// value: f32s around every half-format boundary (ties, subnormals, overflow, NaN
@@ -186,6 +184,8 @@ mod tests {
         check::<Bf16SumF32>(&xs, &halves, |v| v.0.to_bits());
     }
 
+    /// Everything but the sums is the half format's: constructors, elementwise operations,
+    /// activations, overflow to ±inf.
     #[test]
     fn values_and_elementwise_operations_are_the_half_formats() {
         let xs = [0.1, -3.7, 1.0e-6, 65519.0, 65520.0, 3.0e38, 7.25, -0.0];

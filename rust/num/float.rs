@@ -22,6 +22,12 @@ use std::mem::MaybeUninit;
 use half::{bf16, f16};
 use malachite::Rational;
 
+/// `Float::round_f16_slice_uninit`'s default: the f16 values as f32 lanes (exact), then
+/// F's `round_f32_slice_uninit` (one rounding).
+pub fn round_f16_via_lanes<F: Float>(v: &[f16], out: &mut [MaybeUninit<F>]) {
+    F::round_f32_slice_uninit(&<f16 as crate::sim::lanes::LaneFormat>::to_lanes(v), out)
+}
+
 /// A binary floating-point format usable by the float engine.
 pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     const NAME: &'static str;
@@ -53,8 +59,8 @@ pub trait Float: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     /// (uninitialised, of v's length; the same contract): f16 inputs run in this format. The
     /// default goes through f32 lanes; f16 with f32 sums, which holds them exactly, converts
     /// them straight into `out`.
-    fn round_f16_slice_uninit(v: &[half::f16], out: &mut [MaybeUninit<Self>]) {
-        Self::round_f32_slice_uninit(&<half::f16 as crate::sim::lanes::LaneFormat>::to_lanes(v), out)
+    fn round_f16_slice_uninit(v: &[f16], out: &mut [MaybeUninit<Self>]) {
+        round_f16_via_lanes(v, out)
     }
     /// `from_f32_rounded` over a slice (`round_f32_slice_uninit` into a new vector).
     fn from_f32_slice_rounded(v: &[f32]) -> Vec<Self> {

@@ -424,6 +424,10 @@ mod tests {
                 let want_shuffled: Vec<f32> = ys.iter().map(|&x| definition(func, bf, x)).collect();
                 apply(func, fmt, &mut ys);
                 assert!(ys.iter().zip(&want_shuffled).all(|(&a, &b)| same(a, b)), "{func:?} {fmt:?}: shuffled");
+                // and `apply_rounding`'s route (its values from the bits' rounding) on them
+                let mut ys = shuffled(&xs);
+                apply_rounding(func, fmt, &mut ys);
+                assert!(ys.iter().zip(&want_shuffled).all(|(&a, &b)| same(a, b)), "{func:?} {fmt:?}: shuffled, apply_rounding");
                 // from the binary16 bits, rows of 1–33 values at strides with gaps
                 if !bf {
                     let bits: Vec<u16> = (0..SIZE as u32).map(|i| i as u16).collect();
