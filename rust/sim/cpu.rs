@@ -49,7 +49,7 @@ fn tiers() -> &'static Tiers {
             Tiers {
                 avx512,
                 avx512_fp16: avx512 && has!("avx512fp16") && has!("avx512bw"),
-                avx512_f16c: avx512 && has!("f16c"),
+                avx512_f16c: avx512 && has!("f16c") && has!("popcnt"),
                 avx512_bf16: avx512 && has!("avx512bf16") && has!("avx512bw"),
                 avx2_fma,
                 avx2_f16c: avx2_fma && has!("f16c"),
@@ -72,7 +72,7 @@ pub fn avx512_fp16() -> bool {
     tiers().avx512_fp16
 }
 
-/// [`avx512`] and F16C: the gathers of the f16/bf16 activation tables.
+/// [`avx512`], F16C and POPCNT: the f16/bf16 activations (`half_tables`, `half_segments`).
 pub fn avx512_f16c() -> bool {
     tiers().avx512_f16c
 }

@@ -252,59 +252,76 @@ const PATCH_MAX: u32 = 4;
 
 /// `apply`/`apply_rounding` with AVX-512: each vector by `half_segments`, the lanes they
 /// leave (at most `PATCH_MAX`) read from the table one by one; a vector with more lanes
-/// left, or every vector when the segments failed their check, by a gather.
+/// left, or every vector when the segments failed their check, by a gather. Whole vectors
+/// unmasked, then the tail masked.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx2,avx,fma,f16c")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma,f16c,popcnt")]
 unsafe fn gather_avx512<const ROUNDING: bool>(t: &[f32], seg: Option<&crate::sim::half_segments::Segments>, bf: bool, xs: &mut [f32]) {
-    use std::arch::x86_64::*;
-    debug_assert_eq!(t.len(), SIZE);
     let regs = seg.map(|s| s.regs());
     let (n, p) = (xs.len(), xs.as_mut_ptr());
     let mut i = 0;
-    while i < n {
-        let m = (n - i).min(16);
-        let live = crate::sim::simd_round::first_lanes(m);
-        let x = _mm512_maskz_loadu_ps(live, p.add(i));
-        if let Some(r) = &regs {
-            // the value of the format the lane stands for, soon (the evaluation's chain starts
-            // there; the table's index waits for the lanes left): x itself, or x rounded on
-            // its bits (`sure` marks the lanes where that is the format's rounding, the
-            // others go to the table: bf16 all but NaNs, whose bits can carry into ±0; f16
-            // |x| in [2^−14, 65520))
-            let (v, sure) = if !ROUNDING {
-                (x, live)
-            } else if bf {
-                (crate::sim::simd_round::round_bf16_grid(x), _mm512_cmp_ps_mask::<_CMP_ORD_Q>(x, x))
-            } else {
-                let (v, other) = crate::sim::simd_round::round_f16_normal(x);
-                (v, !other)
-            };
-            let (y, decided) = crate::sim::half_segments::eval(r, v);
-            let left = live & !(decided & sure);
-            if left == 0 {
-                _mm512_mask_storeu_ps(p.add(i), live, y);
-                i += m;
-                continue;
-            }
-            if left.count_ones() <= PATCH_MAX {
-                // the lanes the segments left (rarely more than one) from the table one by
-                // one, after the vector's store: a gather reads all 16
-                let mut ix = [0u32; 16];
-                _mm512_storeu_si512(ix.as_mut_ptr().cast(), index_16::<ROUNDING>(x, bf));
-                _mm512_mask_storeu_ps(p.add(i), live, y);
-                let mut rest = left;
-                while rest != 0 {
-                    let j = rest.trailing_zeros() as usize;
-                    *p.add(i + j) = *t.get_unchecked(ix[j] as usize);
-                    rest &= rest - 1;
-                }
-                i += m;
-                continue;
-            }
+    while i + 16 <= n {
+        vector::<ROUNDING>(t, regs.as_ref(), bf, p.add(i), 0xffff);
+        i += 16;
+    }
+    if i < n {
+        vector::<ROUNDING>(t, regs.as_ref(), bf, p.add(i), crate::sim::simd_round::first_lanes(n - i));
+    }
+}
+
+/// One vector of `gather_avx512`: the lanes `live` of p, in place.
+///
+/// The evaluation starts from the value of the format each lane stands for: x itself
+/// (`apply`), or R(x) (`apply_rounding`): f16 by the conversion to binary16 and back, whose
+/// binary16 bits are also the table's index (every lane: subnormals, overflows to ±∞ and
+/// NaNs included), bf16 by its rounding on the bits, whose NaN lanes go to the table (a
+/// NaN's bits can carry into ±0).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn vector<const ROUNDING: bool>(t: &[f32], regs: Option<&crate::sim::half_segments::Regs>, bf: bool, p: *mut f32, live: std::arch::x86_64::__mmask16) {
+    use std::arch::x86_64::*;
+    let x = _mm512_maskz_loadu_ps(live, p);
+    // f16's binary16 bits of R(x) (`apply_rounding`), which its index widens
+    let half = (ROUNDING && !bf).then(|| _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x));
+    if let Some(r) = regs {
+        let (v, sure) = match half {
+            Some(h) => (_mm512_cvtph_ps(h), live),
+            None if ROUNDING => (crate::sim::simd_round::round_bf16_grid(x), live & _mm512_cmp_ps_mask::<_CMP_ORD_Q>(x, x)),
+            None => (x, live),
+        };
+        let (y, decided) = crate::sim::half_segments::eval(r, v);
+        let left = live & !(decided & sure);
+        if left == 0 {
+            _mm512_mask_storeu_ps(p, live, y);
+            return;
         }
-        let y = _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), live, index_16::<ROUNDING>(x, bf), t.as_ptr().cast());
-        _mm512_mask_storeu_ps(p.add(i), live, y);
-        i += m;
+        if left.count_ones() <= PATCH_MAX {
+            // the lanes the segments left (rarely more than one) from the table one by one,
+            // after the vector's store: a gather reads all 16
+            let mut ix = [0u32; 16];
+            _mm512_storeu_si512(ix.as_mut_ptr().cast(), index_of::<ROUNDING>(half, x, bf));
+            _mm512_mask_storeu_ps(p, live, y);
+            let mut rest = left;
+            while rest != 0 {
+                let j = rest.trailing_zeros() as usize;
+                *p.add(j) = *t.get_unchecked(ix[j] as usize);
+                rest &= rest - 1;
+            }
+            return;
+        }
+    }
+    let y = _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), live, index_of::<ROUNDING>(half, x, bf), t.as_ptr().cast());
+    _mm512_mask_storeu_ps(p, live, y);
+}
+
+/// The table's index of 16 lanes: f16's binary16 bits `half` widened when `vector` has
+/// them, else [`index_16`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn index_of<const ROUNDING: bool>(half: Option<std::arch::x86_64::__m256i>, x: std::arch::x86_64::__m512, bf: bool) -> std::arch::x86_64::__m512i {
+    match half {
+        Some(h) => std::arch::x86_64::_mm512_cvtepu16_epi32(h),
+        None => index_16::<ROUNDING>(x, bf),
     }
 }
 
@@ -372,7 +389,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn both_routes_for_the_lanes_left_are_taken() {
-        #[target_feature(enable = "avx512f,avx512vl,avx2,avx,fma,f16c")]
+        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma,f16c")]
         unsafe fn counts(seg: &crate::sim::half_segments::Segments, xs: &[f32]) -> (usize, usize) {
             let r = seg.regs();
             let (mut few, mut many) = (0, 0);
