@@ -35,7 +35,7 @@
 //!   2^−14 (tanh of f16's subnormals, whose result is x itself) the grid on the bits is finer
 //!   than f16's, and x, a point of both, is what the test decides; the check below confirms
 //!   it for every such value. A tie would need D(x) on a midpoint of the format, and the
-//!   check shows none reaches a result. (Until session 48 the test rounded r ± E_s with a
+//!   check shows none reaches a result. (Until session 48 the test rounded p ± E_s with a
 //!   bound per segment, and f16 tanh's lanes below 2^−14 went to the table: 9 operations
 //!   where these take 4.)
 //! - **The rest.** σ's lanes outside [−8.25, 7.75) (its lower tail, saturation, ±∞), NaN

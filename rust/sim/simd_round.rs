@@ -86,7 +86,7 @@ pub unsafe fn round_f16_soon(x: __m512) -> __m512 {
 /// is the binary16 rounding where its result is a normal binary16 value: |x| in
 /// [2^−14, 65520). Also the mask of the other lanes (zeros, subnormal results, overflows,
 /// infinities, NaNs), where it is not. Four integer operations of latency
-/// ([`round_f16_soon`], `half_tables::apply_rounding`).
+/// ([`round_f16_soon`]; `half_tables::apply_rounding` used it in session 48 and converts since 49).
 ///
 /// # Safety
 /// As [`round_bf16`].
