@@ -79,7 +79,7 @@ pub(crate) struct Segments {
     /// K: a bound, in steps of the f32 bit pattern, on the distance between the evaluated
     /// result r and the documented value D (below).
     k: u32,
-    /// Whether the function is tanh (p approximates tanh(x)/x, the result is x·p) or σ.
+    /// Whether the function is tanh (p approximates tanh(x)/x, the result is c·p) or σ.
     tanh: bool,
     /// Whether the format is bf16 (else f16).
     bf: bool,
@@ -207,10 +207,9 @@ impl Segments {
 #[derive(Clone, Copy)]
 pub(crate) struct Regs {
     coef: [[std::arch::x86_64::__m512; 2]; DEGREE + 1],
-    /// 2^(d−1) − K, d the f32 bits the format drops (f16 13, bf16 16); i32::MIN when K ≥ 2^(d−1)
-    /// (nothing decided)
+    /// 2^(d−1) − K, d the f32 bits the format drops (f16 13, bf16 16); 0 when K ≥ 2^(d−1)
     shift: i32,
-    /// 2^d − 2K, or 0: the test's limit
+    /// 2^d − 2K, the test's limit; 0 when K ≥ 2^(d−1) (then no lane is decided)
     limit: i32,
     /// the mask of the bits the format keeps
     top: i32,
