@@ -685,20 +685,9 @@ mod timing {
         let xs: Vec<f32> = (0..4096).map(|i| ((i * 7919) % 4096) as f32 / 512.0 - 4.0).collect();
         use crate::sim::activation_avx2::apply as avx2;
         for (name, f) in [("tanh", apply::<Tanh> as fn(&mut [f32]) -> bool), ("sigmoid", apply::<Sigmoid>), ("tanh (AVX2)", avx2::<Tanh>), ("sigmoid (AVX2)", avx2::<Sigmoid>)] {
-            let mut ys = xs.clone();
-            // best of 30 rounds (the machine is shared); the copies that reset the values
-            // are not timed (glibc's memmove took as long as the function on an EPYC 7003)
-            let mut ns = f64::INFINITY;
-            for _ in 0..30 {
-                let mut spent = std::time::Duration::ZERO;
-                for _ in 0..100 {
-                    ys.copy_from_slice(&xs);
-                    let t0 = std::time::Instant::now();
-                    f(&mut ys);
-                    spent += t0.elapsed();
-                }
-                ns = ns.min(spent.as_secs_f64() * 1e9 / (100.0 * 4096.0));
-            }
+            let ns = crate::sim::timing::best_ns_per_value(&xs, &|v| {
+                f(v);
+            });
             eprintln!("{name}: {ns:.3} ns/value");
             // latency: each call on 16 values takes the previous call's results (what a
             // batch-1 LSTM step waits for twice: the gates, then tanh(c))

@@ -173,7 +173,7 @@ impl Segments {
     /// operations: c = x (σ) or x clamped to [−CLAMP, CLAMP] (tanh), p = p_s(c − c_s), r = p
     /// (σ) or c·p (tanh).
     fn scalar(&self, x: f32) -> (usize, f32) {
-        let c = if self.tanh && x.abs() > CLAMP { CLAMP.copysign(x) } else { x };
+        let c = self.clamped(x);
         let y = c.mul_add(2.0, MAGIC);
         let s = (y.to_bits() & 31) as usize;
         let t = (y - MAGIC).mul_add(-0.5, c);
@@ -182,6 +182,11 @@ impl Segments {
         let (q0, q1, q2) = (a(1).mul_add(t, a(0)), a(3).mul_add(t, a(2)), a(5).mul_add(t, a(4)));
         let p = q2.mul_add(t2, q1).mul_add(t2, q0);
         (s, if self.tanh { c * p } else { p })
+    }
+
+    /// c: the value the evaluation starts from, x (σ) or x clamped to [−CLAMP, CLAMP] (tanh).
+    fn clamped(&self, x: f32) -> f32 {
+        if self.tanh && x.abs() > CLAMP { CLAMP.copysign(x) } else { x }
     }
 
     /// K: one more than the largest distance, in f32 bit steps, between r (`scalar`) and
@@ -195,9 +200,8 @@ impl Segments {
             if x.is_nan() || (!self.tanh && !(LOW..HIGH).contains(&x)) {
                 continue;
             }
-            let c = if self.tanh && x.abs() > CLAMP { CLAMP.copysign(x) } else { x };
             let r = self.scalar(x).1;
-            worst = worst.max((position(r) - position(d(func, f64::from(c)) as f32)).abs());
+            worst = worst.max((position(r) - position(d(func, f64::from(self.clamped(x))) as f32)).abs());
         }
         u32::try_from(worst + 1).unwrap_or(u32::MAX)
     }
@@ -207,10 +211,9 @@ impl Segments {
 #[derive(Clone, Copy)]
 pub(crate) struct Regs {
     coef: [[std::arch::x86_64::__m512; 2]; DEGREE + 1],
-    /// 2^(d−1) − K, d the f32 bits the format drops (f16 13, bf16 16); 0 when K ≥ 2^(d−1)
+    /// 2^(d−1) − K, d the f32 bits the format drops (f16 13, bf16 16); its double 2^d − 2K
+    /// is the test's limit. 0 when K ≥ 2^(d−1): then no lane is decided.
     shift: i32,
-    /// 2^d − 2K, the test's limit; 0 when K ≥ 2^(d−1) (then no lane is decided)
-    limit: i32,
     /// the mask of the bits the format keeps
     top: i32,
     tanh: bool,
@@ -228,8 +231,8 @@ impl Segments {
         let dropped = if self.bf { 16 } else { 13 };
         let half = 1i64 << (dropped - 1);
         let k = i64::from(self.k);
-        let (shift, limit) = if k < half { ((half - k) as i32, (2 * (half - k)) as i32) } else { (0, 0) };
-        Regs { coef: std::array::from_fn(|k| two(&self.coef[k])), shift, limit, top: (u32::MAX << dropped) as i32, tanh: self.tanh }
+        let shift = if k < half { (half - k) as i32 } else { 0 };
+        Regs { coef: std::array::from_fn(|k| two(&self.coef[k])), shift, top: (u32::MAX << dropped) as i32, tanh: self.tanh }
     }
 }
 
@@ -266,7 +269,7 @@ pub(crate) unsafe fn eval(r: &Regs, x: std::arch::x86_64::__m512) -> (std::arch:
     // w mod 2^d < 2^d − 2K; that value is then w with the dropped bits cleared
     let w = _mm512_add_epi32(_mm512_castps_si512(res), _mm512_set1_epi32(r.shift));
     let low = _mm512_andnot_si512(_mm512_set1_epi32(r.top), w);
-    let same = _mm512_cmplt_epu32_mask(low, _mm512_set1_epi32(r.limit));
+    let same = _mm512_cmplt_epu32_mask(low, _mm512_set1_epi32(2 * r.shift));
     (_mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(r.top))), inside & same)
 }
 

@@ -513,39 +513,32 @@ mod timing {
     /// ns per value of `apply_rounding` (the half formats' activations of their f32 sums) on
     /// 4,096 sums like a gated cell's at hidden 16 (each a sum of 20 products of uniform
     /// values, standard deviation about 0.75), and of f32's correctly rounded tanh / σ on the
-    /// same values: best of 30 rounds of 100 calls, the copies that reset the values not
-    /// timed. `cargo test --release --lib half_ns_per_value -- --ignored --nocapture`.
+    /// same values (`timing::best_ns_per_value`); the half results are checked against the
+    /// table's entry of each rounded sum. `cargo test --release --lib half_ns_per_value --
+    /// --ignored --nocapture`.
     #[test]
     #[ignore]
     fn half_ns_per_value() {
+        use crate::sim::timing::best_ns_per_value as time;
         let mut state = 1u64;
         let mut uniform = || {
             state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
             (state >> 40) as f32 / (1u64 << 24) as f32
         };
         let xs: Vec<f32> = (0..4096).map(|_| (0..20).map(|_| (uniform() - 0.5) * (uniform() * 2.0 - 1.0)).sum()).collect();
-        let time = |f: &dyn Fn(&mut [f32])| {
-            let mut ys = xs.clone();
-            let mut ns = f64::INFINITY;
-            for _ in 0..30 {
-                let mut spent = std::time::Duration::ZERO;
-                for _ in 0..100 {
-                    ys.copy_from_slice(&xs);
-                    let t0 = std::time::Instant::now();
-                    f(&mut ys);
-                    spent += t0.elapsed();
-                }
-                ns = ns.min(spent.as_secs_f64() * 1e9 / (100.0 * xs.len() as f64));
-            }
-            ns
-        };
         for func in [Func::Sigmoid, Func::Tanh] {
             for fmt in [BinaryFormat::F16, BinaryFormat::BF16] {
-                eprintln!("{func:?} {fmt:?} apply_rounding: {:.3} ns/value", time(&|v| apply_rounding(func, fmt, v)));
+                eprintln!("{func:?} {fmt:?} apply_rounding: {:.3} ns/value", time(&xs, &|v| apply_rounding(func, fmt, v)));
+                let mut ys = xs.clone();
+                apply_rounding(func, fmt, &mut ys);
+                let bf = fmt == BinaryFormat::BF16;
+                for (&x, &y) in xs.iter().zip(&ys) {
+                    assert_eq!(y.to_bits(), table(func, fmt)[index_rounding(x, bf)].to_bits(), "{func:?} {fmt:?} {x:e}");
+                }
             }
             let f32_ns = match func {
-                Func::Tanh => time(&|v| crate::sim::fast_tanh::tanh_f32_slice(v)),
-                Func::Sigmoid => time(&|v| crate::sim::fast_sigmoid::sigmoid_f32_slice(v)),
+                Func::Tanh => time(&xs, &|v| crate::sim::fast_tanh::tanh_f32_slice(v)),
+                Func::Sigmoid => time(&xs, &|v| crate::sim::fast_sigmoid::sigmoid_f32_slice(v)),
             };
             eprintln!("{func:?} f32, correctly rounded: {f32_ns:.3} ns/value");
         }

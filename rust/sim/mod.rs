@@ -35,6 +35,8 @@ pub mod same_type;
 #[cfg(target_arch = "x86_64")]
 pub mod simd_round;
 pub mod ticker;
+#[cfg(test)]
+pub(crate) mod timing;
 pub mod counter_run;
 pub mod cpu;
 pub mod tile_kernel;
