@@ -12,7 +12,7 @@
 
 use super::{GateSplit, Packed, Term, KC, L2_BUDGET, MAX_TERMS, MR};
 use crate::sim::lanes::{LaneFormat, Rounding};
-use crate::sim::simd_round::{round_bf16, round_bf16_grid, round_f16, round_f16_grid};
+use crate::sim::simd_round::{round_bf16_grid, round_f16_grid};
 use crate::sim::same_type;
 use crate::sim::tile_rows::{padded_stride, pass_copy, unaliased, Scratch};
 use std::arch::x86_64::*;
@@ -173,8 +173,8 @@ unsafe fn vfmadd231ps_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
 /// f32 lanes, each result rounded to the grid `R` (none, bf16 or f16); `B` (f32 only): the
 /// tiles broadcast z into a register (`Ops::REG_BROADCAST`); `G` (R = 0 only): the f32
 /// sums of a half format, bf16 (1) or f16 (2), whose gate additions round
-/// (`Ops::add_gate`: R(R(addend) + R(sum)), `simd_round::round_bf16` / `round_f16`, NaN
-/// kept, as the cells' loops round f32 sums when they read them,
+/// (`Ops::add_gate`: R(R(addend) + R(sum)), `simd_round::round_bf16_grid` /
+/// `round_f16_grid`, as the cells' loops round f32 sums when they read them,
 /// `gated_half_avx512::F32Sums`).
 struct F32<const R: u8, const B: bool = false, const G: u8 = 0>;
 impl<const R: u8, const B: bool, const G: u8> F32<R, B, G> {
@@ -186,13 +186,16 @@ impl<const R: u8, const B: bool, const G: u8> F32<R, B, G> {
             _ => round_f16_grid(x),
         }
     }
-    /// An f32 sum of the half format `G` rounded to it (none when G = 0), NaN kept.
+    /// An f32 sum of the half format `G` rounded to it (none when G = 0), on the bits alone
+    /// as `Self::round`: the sums and the addends are f32 sums of products of the format's
+    /// values, so a NaN among them has the low bits the rounding keeps
+    /// (`gated_half_avx512::round`).
     #[inline(always)]
     unsafe fn round_sum(x: __m512) -> __m512 {
         match G {
             0 => x,
-            1 => round_bf16(x),
-            _ => round_f16(x),
+            1 => round_bf16_grid(x),
+            _ => round_f16_grid(x),
         }
     }
 }

@@ -6,9 +6,10 @@
 //! one more per rounding (`LaneFormat::round_lanes`): c' = (c·f) + (g·i) was six passes and
 //! a copy. Here each step is one loop, 16 values at a time (the last vector masked), with
 //! the same operations in the same order on the same operands and the same rounding after
-//! each (`simd_round::round_bf16` / `round_f16`, which `round_lanes` applies), so every
-//! value has the bits of the passes'. R below is that rounding; IEEE + and · are the lane
-//! operations of `gated_pointwise` (a + (−b) for its ADD_NEG).
+//! each (`simd_round::round_bf16` / `round_f16`, which `round_lanes` applies, here without
+//! their NaN test: `round`), so every value has the bits of the passes'. R below is that
+//! rounding; IEEE + and · are the lane operations of `gated_pointwise` (a + (−b) for its
+//! ADD_NEG).
 //!
 //! The loops that read the gate sums (gi and gh) take them as their rows hold them
 //! (`Read`): values of the format (`Lanes`); a half format's f32 sums (`F32Sums`), rounded
@@ -37,7 +38,7 @@
 //! rows lie in their slices (`gated_pointwise::at`).
 
 pub use crate::sim::cells::gated_pointwise::Grid;
-use crate::sim::simd_round::{first_lanes, round_bf16, round_f16};
+use crate::sim::simd_round::{first_lanes, round_bf16_grid, round_f16_grid};
 use std::arch::x86_64::*;
 
 /// The arithmetic of a loop: a register of 16 values of the format and its rounded
@@ -82,8 +83,7 @@ pub trait Arith {
     unsafe fn neg(a: Self::V) -> Self::V;
 }
 
-/// bf16 (`BF`) or f16 in f32 lanes: the f32 operation, then R in registers
-/// (`simd_round::round_bf16` / `round_f16`, NaN kept).
+/// bf16 (`BF`) or f16 in f32 lanes: the f32 operation, then R in registers ([`round`]).
 pub struct InLanes<const BF: bool>;
 /// bf16 in f32 lanes.
 pub type Bf16 = InLanes<true>;
@@ -182,13 +182,20 @@ unsafe fn vmulph(a: __m256i, b: __m256i) -> __m256i {
     r
 }
 
-/// R(x): x rounded to bf16 (`BF`) or f16, NaN kept.
+/// R(x): x rounded to bf16 (`BF`) or f16, on the bits alone (`round_bf16_grid` /
+/// `round_f16_grid`: no NaN test and blend, two of f16's four operations per rounding).
+/// That keeps a NaN as `round_bf16` / `round_f16` do when its low 16 / 13 bits are zero,
+/// and every NaN the loops round has them: each x here is the result of an operation on
+/// values of the format (a lane operation, or a tile's f32 sum of their products, and a
+/// NaN there is the default NaN or a quietened operand), and the runs refuse NaN and
+/// infinite inputs, weights and states, so no NaN enters with other bits. (The tiles'
+/// roundings rest on the same argument, `simd_round::round_f16_grid`.)
 #[inline(always)]
 unsafe fn round<const BF: bool>(x: __m512) -> __m512 {
     if BF {
-        round_bf16(x)
+        round_bf16_grid(x)
     } else {
-        round_f16(x)
+        round_f16_grid(x)
     }
 }
 
