@@ -263,23 +263,55 @@ mod tests {
         out
     }
 
-    /// The tiles' roundings without the NaN blend (8 and 16 lanes) give the blended
-    /// roundings' bits for the NaNs that operations on half values produce: the default NaN,
-    /// and operands' NaNs quietened (half NaNs widened to f32, their low 16 or 13 bits
-    /// zero), either sign.
+    /// The tiles' and the cells' roundings without the NaN blend (8 and 16 lanes) give the
+    /// blended roundings' bits for the NaNs that operations on half values produce: the
+    /// default NaN, and operands' NaNs quietened (half NaNs widened to f32, their low 16 or
+    /// 13 bits zero), either sign: both as written here and as sums, products, differences
+    /// and FMAs of values of the format (±∞, ±0, 1.5, its NaNs, signalling ones too)
+    /// return them at run time.
     #[test]
     fn grid_roundings_keep_the_nans_of_half_arithmetic() {
         if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c")) {
             return;
         }
         let wide = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl") && is_x86_feature_detected!("avx512dq");
-        let bf = [0xffc0_0000u32, 0x7fc0_0000, 0x7fc1_0000, 0xffff_0000, 0x7fe5_0000];
-        let h = [0xffc0_0000u32, 0x7fc0_0000, 0x7fc0_2000, 0xffff_e000, 0x7fd5_6000];
+        let bf = [0xffc0_0000u32, 0x7fc0_0000, 0x7fc1_0000, 0xffff_0000, 0x7fe5_0000, 0x7f81_0000, 0xff80_0000 | 0x0001_0000];
+        let h = [0xffc0_0000u32, 0x7fc0_0000, 0x7fc0_2000, 0xffff_e000, 0x7fd5_6000, 0x7f80_2000, 0xff81_e000];
+        // the NaNs of operations on values of the format, its NaNs among them (signalling
+        // ones too: the operation quietens them), computed by the hardware
+        let results = |set: &[u32]| -> Vec<f32> {
+            let mut v: Vec<f32> = vec![f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, 1.5];
+            v.extend(set.iter().map(|&b| f32::from_bits(b)));
+            let mut out = Vec::new();
+            for &a in &v {
+                for &b in &v {
+                    // (black_box: computed at run time, not folded by the compiler)
+                    let (a, b, c) = (std::hint::black_box(a), std::hint::black_box(b), std::hint::black_box(1.5f32));
+                    let ops = [a + b, a * b, a - b, b - a, a.mul_add(b, c), c.mul_add(a, b), a.mul_add(c, b)];
+                    out.extend(ops.into_iter().filter(|r| r.is_nan()));
+                }
+            }
+            out
+        };
         for (i, set) in [bf, h].iter().enumerate() {
             let mut x = [1.5f32; 8];
             for (j, &b) in set.iter().enumerate() {
                 // a quietened NaN: the operation sets the quiet bit (22)
                 x[j] = f32::from_bits(b | 0x0040_0000);
+            }
+            let made = results(set);
+            assert!(made.len() > 100, "{} NaN results", made.len());
+            for chunk in made.chunks(8) {
+                let mut y = [1.5f32; 8];
+                y[..chunk.len()].copy_from_slice(chunk);
+                // SAFETY: the features were checked above.
+                let out = unsafe { grid_and_blend_8(y) };
+                assert_eq!(out[2 * i], out[2 * i + 1], "{} of {:x?}", if i == 0 { "bf16" } else { "f16" }, y.map(f32::to_bits));
+                if wide {
+                    // SAFETY: as above (`wide`).
+                    let out = unsafe { grid_and_blend_16(y) };
+                    assert_eq!(out[2 * i], out[2 * i + 1], "{} of {:x?} (16 lanes)", if i == 0 { "bf16" } else { "f16" }, y.map(f32::to_bits));
+                }
             }
             // SAFETY: the features were checked above.
             let out = unsafe { grid_and_blend_8(x) };

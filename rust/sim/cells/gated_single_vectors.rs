@@ -236,7 +236,7 @@ impl Vector for V256 {
 /// AVX-512 F/VL/DQ + FMA: the lanes hold values of the half format as f32s. An affine
 /// map's steps are f32's (`V512`'s `sum_step`) and its end rounds to the half format once
 /// (`end_sum`); every elementwise operation is computed in f32 and rounded to the half
-/// format (`simd_round::round_bf16` / `round_f16`, the vector forms of
+/// format (`rounded`: `simd_round::round_bf16_grid` / `round_f16_soon`, the vector forms of
 /// `Bf16SumF32::add` / `mul`: the sum or product of two half values is exact or correctly
 /// rounded in f32, then rounded once more, and with f32's 24 bits ≥ 2p + 2 that double
 /// rounding is innocuous, `num::float`); tanh/σ are the half tables
@@ -245,11 +245,14 @@ impl Vector for V256 {
 pub(crate) struct V512h<const BF: bool>(__m512);
 
 impl<const BF: bool> V512h<BF> {
-    /// x rounded to the half format.
+    /// x rounded to the half format. x is always the result of an operation on values of
+    /// the format (a sum, a product, an affine map's f32 sum), so a NaN has the low bits
+    /// that the rounding on the bits keeps (`gated_half_avx512::round`), and bf16 needs no
+    /// NaN test and blend on the tick's dependent chain (`round_bf16_grid`).
     #[inline(always)]
     unsafe fn rounded(x: __m512) -> Self {
-        use crate::sim::simd_round::{round_bf16, round_f16_soon};
-        V512h(if BF { round_bf16(x) } else { round_f16_soon(x) })
+        use crate::sim::simd_round::{round_bf16_grid, round_f16_soon};
+        V512h(if BF { round_bf16_grid(x) } else { round_f16_soon(x) })
     }
     /// `func` of every lane from its table: index = the lane's half bits (bf16: the top 16
     /// of the f32; f16: `vcvtps2ph`, exact on the grid).
@@ -274,9 +277,8 @@ impl<const BF: bool> V512h<BF> {
             return (s, s.act(a));
         }
         let ph = to_binary16(x);
-        // NaN kept as x, as `simd_round::round_f16`
-        let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
-        let s = V512h(_mm512_mask_blend_ps(nan, _mm512_cvtph_ps(ph), x));
+        // (a NaN x is kept by the conversion pair, as in `rounded`)
+        let s = V512h(_mm512_cvtph_ps(ph));
         let func = if a == Activation::Tanh { Func::Tanh } else { Func::Sigmoid };
         (s, Self::table_at(func, _mm512_cvtepu16_epi32(ph)))
     }
