@@ -25,7 +25,7 @@ pub unsafe fn round_bf16(x: __m512) -> __m512 {
 }
 
 /// [`round_bf16`] without the NaN blend, for results of operations on bf16 values (the
-/// AVX-512 tiles): such a NaN is the default NaN or a quietened operand, whose low 16 bits
+/// AVX-512 tiles, the gated cells' loops and batch-1 kernel): such a NaN is the default NaN or a quietened operand, whose low 16 bits
 /// are zero, and the integer rounding keeps those bits (as [`round_bf16_8_grid`]).
 ///
 /// # Safety
@@ -52,7 +52,7 @@ pub unsafe fn round_f16(x: __m512) -> __m512 {
 }
 
 /// [`round_f16`] without the NaN blend, for results of operations on binary16 values (the
-/// AVX-512 tiles): such a NaN is the default NaN or a quietened operand, with its low 13
+/// AVX-512 tiles, the gated cells' loops): such a NaN is the default NaN or a quietened operand, with its low 13
 /// bits zero, which the conversion to binary16 and back keeps (as [`round_f16_8_grid`]).
 ///
 /// # Safety
