@@ -121,7 +121,7 @@ fn build(func: Func, bf: bool) -> Option<Segments> {
         let fmt = if bf { BinaryFormat::BF16 } else { BinaryFormat::F16 };
         let table = crate::sim::half_tables::table(func, fmt);
         let mut s = Segments { coef: fit(func), k: 0, tanh: func == Func::Tanh, bf, left: (0, 0) };
-        s.k = s.bound(func);
+        s.k = s.bound();
         // SAFETY: the CPU has AVX-512F, FMA and F16C (checked above).
         return unsafe { check(s, table) };
     }
@@ -193,7 +193,8 @@ impl Segments {
     /// RN_f32(D(c)) over the format's values in the domain, so that D(c) lies between the
     /// f32 values K steps below and above r. (A clamped tanh lane is measured at c, whose
     /// rounding, ±1, is that of D(x).)
-    fn bound(&self, func: Func) -> u32 {
+    fn bound(&self) -> u32 {
+        let func = if self.tanh { Func::Tanh } else { Func::Sigmoid };
         let mut worst = 0i64;
         for bits in 0..=u16::MAX {
             let x = value(bits, self.bf);
@@ -341,7 +342,7 @@ mod tests {
         assert!(unsafe { check(wrong, table) }.is_none(), "a wrong segment passed the check");
         let mut honest = fresh();
         honest.coef[0][17] += 1.0 / 64.0;
-        honest.k = honest.bound(Func::Sigmoid);
+        honest.k = honest.bound();
         assert!(honest.k > fresh().k, "the wrong segment's bound is wider: {} vs {}", honest.k, fresh().k);
         // SAFETY: as above.
         let s = unsafe { check(honest, table) }.expect("a measured bound is never wrong");

@@ -178,25 +178,28 @@ unsafe fn vfmadd231ps_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
 /// `gated_half_avx512::F32Sums`).
 struct F32<const R: u8, const B: bool = false, const G: u8 = 0>;
 impl<const R: u8, const B: bool, const G: u8> F32<R, B, G> {
+    /// x rounded to the grid `H` (0: none, 1: bf16, 2: f16) on the bits alone
+    /// (`simd_round::round_bf16_grid` / `round_f16_grid`): every value rounded here is an
+    /// operation's result on values of the format (a product, a sum, an f32 sum of
+    /// products), so a NaN among them has the low bits the rounding keeps
+    /// (`gated_half_avx512::round`).
     #[inline(always)]
-    unsafe fn round(x: __m512) -> __m512 {
-        match R {
+    unsafe fn to_grid<const H: u8>(x: __m512) -> __m512 {
+        match H {
             0 => x,
             1 => round_bf16_grid(x),
             _ => round_f16_grid(x),
         }
     }
-    /// An f32 sum of the half format `G` rounded to it (none when G = 0), on the bits alone
-    /// as `Self::round`: the sums and the addends are f32 sums of products of the format's
-    /// values, so a NaN among them has the low bits the rounding keeps
-    /// (`gated_half_avx512::round`).
+    /// A result rounded to the tiles' format `R`.
+    #[inline(always)]
+    unsafe fn round(x: __m512) -> __m512 {
+        Self::to_grid::<R>(x)
+    }
+    /// An f32 sum of the half format `G` rounded to it (none when G = 0).
     #[inline(always)]
     unsafe fn round_sum(x: __m512) -> __m512 {
-        match G {
-            0 => x,
-            1 => round_bf16_grid(x),
-            _ => round_f16_grid(x),
-        }
+        Self::to_grid::<G>(x)
     }
 }
 impl<const R: u8, const B: bool, const G: u8> Ops for F32<R, B, G> {
