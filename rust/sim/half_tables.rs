@@ -245,6 +245,17 @@ pub unsafe fn gather16(func: Func, fmt: BinaryFormat, idx: std::arch::x86_64::__
     std::arch::x86_64::_mm512_i32gather_ps::<4>(idx, table(func, fmt).as_ptr().cast())
 }
 
+/// Entries `idx` (8 lanes of 16-bit patterns) of `func`'s table in `fmt`: [`gather16`] on
+/// AVX2 (`gated_single_vectors::V256h`).
+///
+/// # Safety
+/// The caller is compiled with AVX2; every lane of idx is below 2^16.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub unsafe fn gather8(func: Func, fmt: BinaryFormat, idx: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256 {
+    std::arch::x86_64::_mm256_i32gather_ps::<4>(table(func, fmt).as_ptr().cast(), idx)
+}
+
 /// Lanes of a vector that `gather_avx512` looks up one by one when the segments leave them;
 /// a vector with more is gathered whole (a gather reads one element per cycle on Zen 5).
 #[cfg(target_arch = "x86_64")]

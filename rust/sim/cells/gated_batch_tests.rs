@@ -231,9 +231,11 @@ fn one_sequence_of_small_layers_in_registers_equals_the_per_sequence_engine() {
     // all activations, both fma settings (check_with), and a 3-layer stack over several chunks
     in_registers::<f32>(&[1, 7, 16, 17, 33, 48, 64], 65, gated_single::available(), 0);
     in_registers::<f64>(&[1, 7, 8, 9, 16, 23, 32], 33, crate::sim::cpu::avx512(), 100);
-    // the half formats with f32 sums: f32 lanes of 16 (`V512h`), AVX-512 only
-    in_registers::<crate::num::f32_sums::Bf16SumF32>(&[1, 7, 16, 17, 33, 48, 64], 65, crate::sim::cpu::avx512(), 200);
-    in_registers::<crate::num::f32_sums::F16SumF32>(&[1, 7, 16, 17, 33, 48, 64], 65, crate::sim::cpu::avx512(), 300);
+    // the half formats with f32 sums: f32 lanes of 16 (`V512h`, AVX-512) or of 8 up to
+    // hidden 32 (`V256h`, AVX2 + F16C)
+    let (sizes, over, able): (&[usize], usize, bool) = if crate::sim::cpu::avx512() { (&[1, 7, 16, 17, 33, 48, 64], 65, true) } else { (&[1, 7, 8, 9, 16, 17, 32], 33, crate::sim::cpu::avx2_f16c()) };
+    in_registers::<crate::num::f32_sums::Bf16SumF32>(sizes, over, able, 200);
+    in_registers::<crate::num::f32_sums::F16SumF32>(sizes, over, able, 300);
     // f16's own arithmetic: binary16 lanes with AVX512-FP16 (`V256ph`)
     in_registers::<half::f16>(&[1, 7, 16, 17, 33, 48, 64], 65, gated_single::f16_available(), 400);
 }

@@ -1,6 +1,7 @@
 //! One sequence through a stack of small gated layers (LSTM, Doubling-LSTM, GRU; hidden ≤
-//! 64 in f32, ≤ 32 in f64) in f32 or f64 (or bf16 / f16 with f32 sums in f32 lanes, AVX-512:
-//! each affine map's sums ended by one rounding, `Vector::end_sum`), each layer's gates, cell and state held in registers
+//! 64 in f32, ≤ 32 in f64) in f32 or f64 (or bf16 / f16 with f32 sums in f32 lanes: 16 with
+//! AVX-512, 8 with AVX2 + F16C up to hidden 32; each affine map's sums ended by one
+//! rounding, `Vector::end_sum`), each layer's gates, cell and state held in registers
 //! from one tick to the next: the lock-step kernel's path for a block of one sequence
 //! (`gated_batch::run_block`), with the same operations in the same order per unit as
 //! `GatedPlan::step`, so the same bits.
@@ -42,6 +43,9 @@ use std::mem::MaybeUninit;
 pub const MAX_HIDDEN: usize = 64;
 /// In f64: 4 vectors of 8 per gate block.
 pub const F64_MAX_HIDDEN: usize = 32;
+/// In bf16 / f16 with f32 sums on AVX2 (`V256h`): 4 vectors of 8 per gate block (its
+/// roundings and table indices take registers the accumulators of 8 vectors would need).
+pub const HALF_AVX2_MAX_HIDDEN: usize = 32;
 /// Ticks per chunk of a stack (the inputs of the next layer, chunk × hidden values).
 const CHUNK: usize = 512;
 /// Bytes of gi rows computed ahead of the recurrent ticks (so that the ticks hold only gh
@@ -64,7 +68,7 @@ pub struct RegLayer<E> {
     candidate: Activation,
     output: Activation,
     /// the arithmetic of the lanes: f32 or f64 (their own), or bf16 / f16 with f32 sums
-    /// (f32 lanes, AVX-512 only: `vectors::V512h`)
+    /// (f32 lanes: `vectors::V512h` with AVX-512, `vectors::V256h` with AVX2 + F16C)
     format: Rounding,
     w_ih: Vec<E>,
     b_ih: Vec<E>,
@@ -186,18 +190,20 @@ pub fn pack_any(g: &dyn std::any::Any) -> Option<AnyLayer> {
         return if f16_available() && !approximate(p) { pack_for(p, 16, |v: half::f16| v.to_bits(), Rounding::F16).map(AnyLayer::F16) } else { None };
     }
     if let Some(p) = g.downcast_ref::<GatedPlan<Bf16SumF32>>() {
-        return if half_runs(p) { pack_for(p, 16, |v| v.0, Rounding::Bf16).map(AnyLayer::F32) } else { None };
+        return if half_runs(p) { pack_for(p, f32::lanes(), |v| v.0, Rounding::Bf16).map(AnyLayer::F32) } else { None };
     }
     if let Some(p) = g.downcast_ref::<GatedPlan<F16SumF32>>() {
-        return if half_runs(p) { pack_for(p, 16, |v| v.0, Rounding::F16).map(AnyLayer::F32) } else { None };
+        return if half_runs(p) { pack_for(p, f32::lanes(), |v| v.0, Rounding::F16).map(AnyLayer::F32) } else { None };
     }
     None
 }
 
-/// Whether a layer of a half format with f32 sums runs here: AVX-512 (`V512h`), and none of
-/// f32's approximate activations.
+/// Whether a layer of a half format with f32 sums runs here: AVX-512 (`V512h`), or AVX2 and
+/// F16C (`V256h`) up to hidden `HALF_AVX2_MAX_HIDDEN`; and none of f32's approximate
+/// activations.
 fn half_runs<T>(p: &GatedPlan<T>) -> bool {
-    crate::sim::cpu::avx512() && !approximate(p)
+    use crate::sim::cpu;
+    (cpu::avx512() || (cpu::avx2_f16c() && p.hidden <= HALF_AVX2_MAX_HIDDEN)) && !approximate(p)
 }
 
 /// Whether the layer uses f32's approximate activations (`approx_activations=True`).
@@ -338,6 +344,14 @@ macro_rules! go {
 unsafe fn run_layer(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32, fma: bool) {
     use x86::*;
     match (l.format, l.lanes, l.q) {
+        (Rounding::Bf16, 8, 1) => go!(layer_avx2_bf16, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::Bf16, 8, 2) => go!(layer_avx2_bf16, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::Bf16, 8, 3) => go!(layer_avx2_bf16, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::Bf16, 8, _) => go!(layer_avx2_bf16, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::F16, 8, 1) => go!(layer_avx2_f16, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::F16, 8, 2) => go!(layer_avx2_f16, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::F16, 8, 3) => go!(layer_avx2_f16, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (Rounding::F16, 8, _) => go!(layer_avx2_f16, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
         (Rounding::Bf16, _, 1) => go!(layer_avx512_bf16, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
         (Rounding::Bf16, _, 2) => go!(layer_avx512_bf16, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
         (Rounding::Bf16, _, 3) => go!(layer_avx512_bf16, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
@@ -406,7 +420,7 @@ unsafe fn run_layer_f64(_: &RegLayer<f64>, _: *const f64, _: usize, _: usize, _:
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86 {
-    use super::vectors::{Vector, V256, V512, V512d, V512h};
+    use super::vectors::{Vector, V256, V256h, V512, V512d, V512h};
     use super::{row_at, RegLayer, GI_BYTES};
     #[cfg(test)]
     use crate::net::activation::Activation;
@@ -430,6 +444,22 @@ pub(crate) mod x86 {
         let mut out = [[0f32; 16]; 9];
         for (o, v) in out.iter_mut().zip(rows) {
             v.store(o.as_mut_ptr());
+        }
+        out
+    }
+
+    /// `half_ops` on `V256h` (AVX2 + F16C), lanes 0–7 and 8–15 as two vectors.
+    #[cfg(test)]
+    #[target_feature(enable = "avx2,avx,fma,f16c")]
+    pub(super) unsafe fn half_ops_avx2<const BF: bool>(f: Activation, a: &[f32; 16], b: &[f32; 16]) -> [[f32; 16]; 9] {
+        let mut out = [[0f32; 16]; 9];
+        for half in [0, 8] {
+            let (x, y) = (V256h::<BF>::load(a.as_ptr().add(half)), V256h::<BF>::load(b.as_ptr().add(half)));
+            let (s, t) = x.add_act(y, f);
+            let rows = [x.add(y), x.mul(y), x.end_sum(), s, t, x.end_sum_act(f), x.act(f), x.sum_step::<true>(y, y), x.sum_step::<false>(y, y)];
+            for (o, v) in out.iter_mut().zip(rows) {
+                v.store(o.as_mut_ptr().add(half));
+            }
         }
         out
     }
@@ -589,6 +619,19 @@ pub(crate) mod x86 {
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn layer_avx2<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
         layer::<V256, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
+    }
+
+    /// `layer` on 8 lanes of bf16 with f32 sums.
+    #[target_feature(enable = "avx2,avx,fma,f16c")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn layer_avx2_bf16<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+        layer::<V256h<true>, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
+    }
+    /// `layer` on 8 lanes of f16 with f32 sums.
+    #[target_feature(enable = "avx2,avx,fma,f16c")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn layer_avx2_f16<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32) {
+        layer::<V256h<false>, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
     }
 
     /// `ticks` ticks of a GRU (G = 3), LSTM (G = 4) or Doubling-LSTM (G = 5) layer (see the

@@ -159,7 +159,8 @@ fn ns_per_tick() {
     }
 }
 
-/// The half vectors (`V512h`, bf16 and f16 with f32 sums) against the scalar formats
+/// The half vectors (`V512h` with AVX-512, `V256h` with AVX2 + F16C; bf16 and f16 with f32
+/// sums) against the scalar formats
 /// (`num::f32_sums`) lane by lane: elementwise add and mul rounded to the format, the f32
 /// sum steps, the end of a sum, and the activations with and without the fused rounding of
 /// f16 (`add_act`, `end_sum_act`): random values on each grid and the specials (±0, ±inf,
@@ -169,10 +170,7 @@ fn ns_per_tick() {
 fn half_vectors_equal_the_scalar_formats() {
     use crate::num::f32_sums::{Bf16SumF32, F16SumF32};
     use crate::num::float::Float;
-    if !crate::sim::cpu::avx512() {
-        return;
-    }
-    fn each<T: Float + Copy>(bf: bool, wrap: fn(f32) -> T, unwrap: fn(T) -> f32) {
+    fn each<T: Float + Copy>(bf: bool, avx512: bool, wrap: fn(f32) -> T, unwrap: fn(T) -> f32) {
         let mut s = 7u64;
         let mut vals: Vec<f32> = vec![0.0, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 6.0e-8, -6.0e-8, 65504.0, -65504.0, 3.0e38, 1.0e-40, 0.5, 2.5, 255.0, 257.0];
         for i in 0..4000 {
@@ -195,16 +193,23 @@ fn half_vectors_equal_the_scalar_formats() {
                 for (w, (&p, &q)) in wide.iter_mut().zip(a.iter().zip(b)) {
                     *w = p + q * 0.3;
                 }
-                // SAFETY: AVX-512 checked above
-                let got = unsafe { if bf { x86::half_ops::<true>(f, a, b) } else { x86::half_ops::<false>(f, a, b) } };
-                let ends = unsafe { if bf { x86::half_ops::<true>(f, &wide, b) } else { x86::half_ops::<false>(f, &wide, b) } };
+                // SAFETY: the caller checked the CPU's features for the width
+                let ops = |a: &[f32; 16], b: &[f32; 16]| unsafe {
+                    match (avx512, bf) {
+                        (true, true) => x86::half_ops::<true>(f, a, b),
+                        (true, false) => x86::half_ops::<false>(f, a, b),
+                        (false, true) => x86::half_ops_avx2::<true>(f, a, b),
+                        (false, false) => x86::half_ops_avx2::<false>(f, a, b),
+                    }
+                };
+                let (got, ends) = (ops(a, b), ops(&wide, b));
                 let act = |v: T| crate::sim::float_engine::activate(f, v);
                 for j in 0..16 {
                     let (p, q) = (wrap(a[j]), wrap(b[j]));
                     let sum = p.add(q);
                     let want = [sum, p.mul(q), wrap(a[j]).end_sum(), sum, act(sum), act(p.end_sum()), act(p), p.plus_product(q, q, true), p.plus_product(q, q, false)];
                     for (r, w) in want.iter().enumerate() {
-                        assert!(same(got[r][j], unwrap(*w)), "bf16 {bf} {f:?} row {r} chunk {i} lane {j}: {:e} {:e} -> {:e}, want {:e}", a[j], b[j], got[r][j], unwrap(*w));
+                        assert!(same(got[r][j], unwrap(*w)), "AVX-512 {avx512} bf16 {bf} {f:?} row {r} chunk {i} lane {j}: {:e} {:e} -> {:e}, want {:e}", a[j], b[j], got[r][j], unwrap(*w));
                     }
                     let e = wrap(wide[j]).end_sum();
                     assert!(same(ends[2][j], unwrap(e)) && same(ends[5][j], unwrap(act(e))), "bf16 {bf} {f:?} end of the sum {:e}", wide[j]);
@@ -212,8 +217,10 @@ fn half_vectors_equal_the_scalar_formats() {
             }
         }
     }
-    each::<Bf16SumF32>(true, Bf16SumF32, |v| v.0);
-    each::<F16SumF32>(false, F16SumF32, |v| v.0);
+    for avx512 in [true, false].into_iter().filter(|&w| if w { crate::sim::cpu::avx512() } else { crate::sim::cpu::avx2_f16c() }) {
+        each::<Bf16SumF32>(true, avx512, Bf16SumF32, |v| v.0);
+        each::<F16SumF32>(false, avx512, F16SumF32, |v| v.0);
+    }
 }
 
 /// The native f16 vector (`V256ph`, AVX512-FP16) against the scalar f16 (`half::f16` through

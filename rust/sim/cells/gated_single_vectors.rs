@@ -1,6 +1,7 @@
 //! The vectors the single-sequence kernel (`gated_single`) is written over: f32 in 16 lanes
 //! with AVX-512 (`V512`) or 8 with AVX2 + FMA (`V256`), f64 in 8 lanes with AVX-512
-//! (`V512d`), and the half formats with f32 sums in 16 f32 lanes with AVX-512 (`V512h`).
+//! (`V512d`), and the half formats with f32 sums in 16 f32 lanes with AVX-512 (`V512h`)
+//! or 8 with AVX2 + FMA + F16C (`V256h`).
 //! The kernel is one generic body; each operation here is one IEEE operation per
 //! lane (or the exact activations of `activation_avx512` / `activation_avx2`, and for f64
 //! those of the lock-step kernel, `float_batch::activate`), so both f32 widths give the same
@@ -350,6 +351,117 @@ impl<const BF: bool> Vector for V512h<BF> {
     #[inline(always)]
     unsafe fn add_act(self, o: Self, a: Activation) -> (Self, Self) {
         Self::rounded_and_act(_mm512_add_ps(self.0, o.0), a)
+    }
+    #[inline(always)]
+    unsafe fn end_sum_act(self, a: Activation) -> Self {
+        Self::rounded_and_act(self.0, a).1
+    }
+}
+
+/// 8 lanes of a half format with f32 sums (bf16 when `BF`, else f16), AVX2 + FMA + F16C:
+/// [`V512h`] on 256-bit vectors, the same operations in the same order, so the same bits.
+/// An affine map's steps are f32's (`V256`'s `sum_step`), its end and every elementwise
+/// result are rounded to the half format on the bits (`simd_round::round_bf16_8_grid`) or
+/// by F16C's conversion pair (`round_f16_8_grid`), without a NaN blend: every value rounded
+/// here is an operation's result on values of the format, whose NaN has the low bits those
+/// roundings keep (`V512h::rounded`); tanh/σ are one `vgatherdps` from the half tables.
+#[derive(Clone, Copy)]
+pub(crate) struct V256h<const BF: bool>(__m256);
+
+impl<const BF: bool> V256h<BF> {
+    /// x rounded to the half format (x an operation's result: `V512h::rounded`).
+    #[inline(always)]
+    unsafe fn rounded(x: __m256) -> Self {
+        use crate::sim::simd_round::{round_bf16_8_grid, round_f16_8_grid};
+        V256h(if BF { round_bf16_8_grid(x) } else { round_f16_8_grid(x) })
+    }
+    /// Entries `idx` of `func`'s table.
+    #[inline(always)]
+    unsafe fn table_at(func: Func, idx: __m256i) -> Self {
+        use crate::num::round::BinaryFormat;
+        V256h(crate::sim::half_tables::gather8(func, if BF { BinaryFormat::BF16 } else { BinaryFormat::F16 }, idx))
+    }
+    /// `func` of every lane from its table: index = the lane's half bits (bf16: the top 16
+    /// of the f32; f16: `vcvtps2ph`, exact on the grid).
+    #[inline(always)]
+    unsafe fn looked_up(self, func: Func) -> Self {
+        let idx = if BF { _mm256_srli_epi32::<16>(_mm256_castps_si256(self.0)) } else { _mm256_cvtepu16_epi32(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(self.0)) };
+        Self::table_at(func, idx)
+    }
+    /// (round(x), act_a(round(x))): for f16 the one `vcvtps2ph` of x gives both the rounded
+    /// value (converted back) and the table index (`V512h::rounded_and_act`).
+    #[inline(always)]
+    unsafe fn rounded_and_act(x: __m256, a: Activation) -> (Self, Self) {
+        if BF || !matches!(a, Activation::Tanh | Activation::Sigmoid) {
+            let s = Self::rounded(x);
+            return (s, s.act(a));
+        }
+        let ph = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x);
+        let func = if a == Activation::Tanh { Func::Tanh } else { Func::Sigmoid };
+        (V256h(_mm256_cvtph_ps(ph)), Self::table_at(func, _mm256_cvtepu16_epi32(ph)))
+    }
+}
+
+impl<const BF: bool> Vector for V256h<BF> {
+    type E = f32;
+    const LANES: usize = 8;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        V256h(_mm256_setzero_ps())
+    }
+    #[inline(always)]
+    unsafe fn splat_from(p: *const f32) -> Self {
+        V256h(_mm256_set1_ps(*p))
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        V256h(_mm256_loadu_ps(p))
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut f32) {
+        _mm256_storeu_ps(p, self.0)
+    }
+    #[inline(always)]
+    unsafe fn store_first(self, p: *mut f32, n: usize) {
+        V256(self.0).store_first(p, n)
+    }
+    #[inline(always)]
+    unsafe fn add(self, o: Self) -> Self {
+        Self::rounded(_mm256_add_ps(self.0, o.0))
+    }
+    #[inline(always)]
+    unsafe fn mul(self, o: Self) -> Self {
+        Self::rounded(_mm256_mul_ps(self.0, o.0))
+    }
+    #[inline(always)]
+    unsafe fn sum_step<const FUSED: bool>(self, w: Self, z: Self) -> Self {
+        V256h(V256(self.0).sum_step::<FUSED>(V256(w.0), V256(z.0)).0)
+    }
+    #[inline(always)]
+    unsafe fn end_sum(self) -> Self {
+        Self::rounded(self.0)
+    }
+    #[inline(always)]
+    unsafe fn neg(self) -> Self {
+        V256h(V256(self.0).neg().0)
+    }
+    #[inline(always)]
+    unsafe fn lane(self, j: usize) -> Self {
+        V256h(V256(self.0).lane(j).0)
+    }
+    /// tanh/σ from the tables; every other activation maps a half value to itself, 0, ±1 or
+    /// ½ (f32's, exact). The approximate ones are f32's only (`pack_any` refuses them here).
+    #[inline(always)]
+    unsafe fn act(self, a: Activation) -> Self {
+        match a {
+            Activation::Tanh => self.looked_up(Func::Tanh),
+            Activation::Sigmoid => self.looked_up(Func::Sigmoid),
+            _ => V256h(V256(self.0).act(a).0),
+        }
+    }
+    #[inline(always)]
+    unsafe fn add_act(self, o: Self, a: Activation) -> (Self, Self) {
+        Self::rounded_and_act(_mm256_add_ps(self.0, o.0), a)
     }
     #[inline(always)]
     unsafe fn end_sum_act(self, a: Activation) -> Self {
