@@ -43,8 +43,9 @@ use std::mem::MaybeUninit;
 pub const MAX_HIDDEN: usize = 64;
 /// In f64: 4 vectors of 8 per gate block.
 pub const F64_MAX_HIDDEN: usize = 32;
-/// In bf16 / f16 with f32 sums on AVX2 (`V256h`): 4 vectors of 8 per gate block (its
-/// roundings and table indices take registers the accumulators of 8 vectors would need).
+/// In bf16 / f16 with f32 sums on AVX2 (`V256h`): 4 vectors of 8 per gate block, so 24
+/// instantiations of the layer per format rather than f32's 48 (hidden 33–64 was not
+/// measured there; those layers run the lock-step kernel).
 pub const HALF_AVX2_MAX_HIDDEN: usize = 32;
 /// Ticks per chunk of a stack (the inputs of the next layer, chunk × hidden values).
 const CHUNK: usize = 512;
