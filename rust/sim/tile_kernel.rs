@@ -242,7 +242,7 @@ pub fn native_f16() -> bool {
 /// `binary16_width(terms[0].w)` bits, the same values as `affine`'s rows,
 /// without its conversion back to f32 lanes (a pass over the rows that took 35–45% of the
 /// native tile's time in an f16 LSTM at hidden 16). For consumers that convert as they read
-/// (`cells::gated_half_avx512::Binary16`). Only where [`native_f16`].
+/// (`cells::gated_half_loops::Binary16`). Only where [`native_f16`].
 pub fn affine_binary16<C: 'static>(bias: &[C], terms: &[Term<'_, C>], ns: usize, out: &mut [u16], fma: bool) {
     assert!(native_f16(), "affine_binary16 without the native f16 tile");
     if ns == 0 {
@@ -308,7 +308,7 @@ pub struct GateSplit<'a, C> {
 /// The half formats with f32 sums (`f32_sums`) run f32's AVX-512 tiles, whose last step
 /// is then R(R(addend) + R(sum)) (each sum rounded before the addition, as the cells'
 /// loops do), and leave the other rows as f32 sums (no rounding pass: their readers round,
-/// `gated_half_avx512::F32Sums`); false without AVX-512.
+/// `gated_half_loops::F32Sums`); false without AVX-512.
 pub fn affine_gates<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: &mut [F::C], split: GateSplit<'_, F::C>, fma: bool) -> bool {
     let (up, hsz) = (bias.len(), split.hsz);
     let units = terms.first().map_or(0, |t| t.w.units);

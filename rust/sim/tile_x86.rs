@@ -175,14 +175,14 @@ unsafe fn vfmadd231ps_splat(acc: __m512, w: __m512, p: *const f32) -> __m512 {
 /// sums of a half format, bf16 (1) or f16 (2), whose gate additions round
 /// (`Ops::add_gate`: R(R(addend) + R(sum)), `simd_round::round_bf16_grid` /
 /// `round_f16_grid`, as the cells' loops round f32 sums when they read them,
-/// `gated_half_avx512::F32Sums`).
+/// `gated_half_loops::F32Sums`).
 struct F32<const R: u8, const B: bool = false, const G: u8 = 0>;
 impl<const R: u8, const B: bool, const G: u8> F32<R, B, G> {
     /// x rounded to the grid `H` (0: none, 1: bf16, 2: f16) on the bits alone
     /// (`simd_round::round_bf16_grid` / `round_f16_grid`): every value rounded here is an
     /// operation's result on values of the format (a product, a sum, an f32 sum of
     /// products), so a NaN among them has the low bits the rounding keeps
-    /// (`gated_half_avx512::round`).
+    /// (`gated_half_loops::round`).
     #[inline(always)]
     unsafe fn to_grid<const H: u8>(x: __m512) -> __m512 {
         match H {

@@ -162,7 +162,7 @@ struct BlockOut<'a, F> {
 
 /// Whether a block of F on one thread (`team` 1) keeps gi and gh as the native f16 tile's
 /// binary16 rows, which the cells' AVX-512 loops convert as they read them
-/// (`gated_half_avx512::Binary16`): f16 with its own sums, AVX-512 and AVX512-FP16. Its
+/// (`gated_half_loops::Binary16`): f16 with its own sums, AVX-512 and AVX512-FP16. Its
 /// `affine` converts every row back to f32 lanes, a pass that took 35–45% of the tile's
 /// time in an f16 LSTM at hidden 16. (The unit split keeps f32 lanes.)
 fn binary16_rows<F: LaneFormat>(team: usize) -> bool {
@@ -171,8 +171,8 @@ fn binary16_rows<F: LaneFormat>(team: usize) -> bool {
 
 /// out = b + Σ W z for ns rows (`tile_kernel::affine`), or with `sums` (a half format with
 /// f32 sums) the f32 sums themselves: `F::Sum`'s tiles without the rounding pass of
-/// `tile_kernel::affine_panels`, for the cells' AVX-512 loops, which round them as they
-/// read them (`Sums::F32`; 13% of an f16 GRU with f32 sums at hidden 16 was that pass).
+/// `tile_kernel::affine_panels`, for the cells' loops, which round them as they read them
+/// (`Sums::F32`; 13% of an f16 GRU with f32 sums at hidden 16 was that pass on AVX-512).
 fn maps<F: LaneFormat>(sums: bool, bias: &[F::C], terms: &[Term<'_, F::C>], ns: usize, out: &mut [F::C], fma: bool) {
     if sums {
         affine::<F::Sum>(bias, terms, ns, out, fma)
@@ -242,8 +242,8 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
     let (mut kept_h, mut kept_c) = (vec![F::C::ZERO; kept_len], vec![F::C::ZERO; if top_cell { kept_len } else { 0 }]);
     let hoist = hoisted_ticks(ns, lanes[0].ih.up, std::mem::size_of::<F::C>(), longest);
     let mut gi0 = vec![F::C::ZERO; if hoist > 1 { ns * hoist * lanes[0].ih.up } else { 0 }];
-    // a half format with f32 sums, AVX-512: gi and gh stay f32 sums, rounded by the cells' loops
-    let sums = crate::sim::cpu::avx512() && crate::sim::tile_kernel::f32_sums::<F>();
+    // a half format with f32 sums, AVX-512 or AVX2: gi and gh stay f32 sums, rounded by the cells' loops
+    let sums = crate::sim::cells::gated_pointwise::half_loops() && crate::sim::tile_kernel::f32_sums::<F>();
     let mut t0 = 0;
     for t in 0..longest {
         ctl.check()?;

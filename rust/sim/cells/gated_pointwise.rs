@@ -5,8 +5,8 @@
 //!
 //! Layout: `gi`/`gh` hold the tile kernel's rows (sequence s at s·stride, gate blocks of H
 //! units in the cell's order: LSTM i f g o, Doubling-LSTM i f f² g o, GRU r z n), as values
-//! of the format, or for the AVX-512 loops of the half formats as f32 sums or f16's binary16
-//! bits (`Sums`). The
+//! of the format, or for the loops of the half formats as f32 sums or f16's binary16 bits
+//! (`Sums`). The
 //! pre-activations p = gi + gh (written by the tiles as their last step when they can split
 //! the gates, `tile_kernel::affine_gates`, else added here) go to the scratch `pre`
 //! gate-major: region r holds one gate
@@ -27,14 +27,15 @@
 //! at a time takes about fourteen). The passes are plain loops, not closures, so that they
 //! are compiled with the AVX-512 or AVX2 features of the function that calls the body.
 //! With AVX-512 (the bodies' `V512`), bf16 and f16 run each step as one loop instead, the
-//! roundings in registers (`gated_half_avx512`: the same operations and roundings, so the
+//! roundings in registers (`gated_half_loops`: the same operations and roundings, so the
 //! same values; the Doubling-LSTM's cell update keeps its passes): c' = (c·f) + (g·i) was
 //! six passes over the rows and a copy. Measured
 //! (alternating builds, 1 thread, (1024, 1000, 16, 4), M token-steps/s, session 36):
 //! f16 LSTM 8.2–9.4 → 10.4–11.1, f16 GRU 11.5 → 13.3–13.6, bf16 with f32 sums GRU
 //! 12.3–12.6 → 14.0–14.4, LSTM 10.2–10.3 → 11.3–11.7. For f16 on a CPU with AVX512-FP16 the
 //! bodies are compiled with it too (`*_fp16`), and the loops compute in binary16
-//! (`Half::F16Native`; session 38: f16 with f32 sums, GRU 14.5–15.2 → 17.2–17.9).
+//! (`Half::F16Native`; session 38: f16 with f32 sums, GRU 14.5–15.2 → 17.2–17.9). With
+//! AVX2 and F16C (the bodies' `V256`) the same loops run 8 lanes wide (session 52).
 
 use crate::num::scalar::Scalar;
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
@@ -42,52 +43,71 @@ use crate::sim::float_batch::activate;
 use crate::sim::lanes::{Lane, LaneFormat, Rounding};
 use crate::sim::same_type;
 #[cfg(target_arch = "x86_64")]
-use crate::sim::cells::gated_half_avx512::Lanes;
+use crate::sim::cells::gated_half_loops::Lanes;
 
-/// `rows` rows of `cols` values for the AVX-512 loops of the half formats
-/// (`gated_half_avx512`): an operand's row j at its pointer + j·(its stride), both in
-/// elements.
+/// `rows` rows of `cols` values for the loops of the half formats (`gated_half_loops`): an
+/// operand's row j at its pointer + j·(its stride), both in elements.
 #[derive(Clone, Copy)]
 pub struct Grid {
     pub rows: usize,
     pub cols: usize,
 }
 
-/// The arithmetic of a half format's AVX-512 loops (`gated_half_avx512`): bf16 or f16 in
-/// f32 lanes, each result rounded there, or f16 in binary16 registers (the bodies compiled
-/// with AVX512-FP16: `FP16`).
+/// The arithmetic of a half format's loops (`gated_half_loops`): bf16 or f16 in 16 f32
+/// lanes (AVX-512) or 8 (AVX2: `x8`), each result rounded there, or f16 in binary16
+/// registers (the bodies compiled with AVX512-FP16: `FP16`).
 #[derive(Clone, Copy)]
 enum Half {
     Bf16,
     F16,
     F16Native,
+    Bf16x8,
+    F16x8,
 }
 
-/// The loops' arithmetic for F in a body with (`FP16`) or without AVX512-FP16; None for f32
-/// and f64 (with their own sums or f32 sums, the half formats' lanes are f32 either way).
-fn half_mode<F: LaneFormat, const FP16: bool>() -> Option<Half> {
-    match F::ROUNDING {
-        Rounding::Bf16 => Some(Half::Bf16),
-        Rounding::F16 if FP16 => Some(Half::F16Native),
-        Rounding::F16 => Some(Half::F16),
-        Rounding::F32 | Rounding::F64 => None,
+/// The loops' arithmetic for F in a body with AVX-512 (`V512`; with AVX512-FP16 too:
+/// `FP16`) or AVX2 and F16C (`V256`); None for f32 and f64 (with their own sums or f32
+/// sums, the half formats' lanes are f32 either way) and in the portable bodies.
+fn half_mode<F: LaneFormat, const V512: bool, const FP16: bool, const V256: bool>() -> Option<Half> {
+    match (F::ROUNDING, V512, V256) {
+        (Rounding::F32 | Rounding::F64, _, _) | (_, false, false) => None,
+        (Rounding::Bf16, true, _) => Some(Half::Bf16),
+        (Rounding::F16, true, _) if FP16 => Some(Half::F16Native),
+        (Rounding::F16, true, _) => Some(Half::F16),
+        (Rounding::Bf16, false, true) => Some(Half::Bf16x8),
+        (Rounding::F16, false, true) => Some(Half::F16x8),
     }
 }
 
+/// Whether a half format's lock-step blocks run its loops (`gated_half_loops`), so that
+/// its f32 sums can be left unrounded for them to round as they read (`Sums::F32`): the
+/// CPU has AVX-512, or AVX2 and F16C (the `_avx512` or `_avx2` bodies, chosen by the same
+/// tests in `lstm_block` and `gru_block`).
+pub fn half_loops() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return crate::sim::cpu::avx512() || crate::sim::cpu::avx2_f16c();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// `$f::<A, G>(args)` with the loops' arithmetic A of the mode (`Half`; G optional): a
-/// `gated_half_avx512` loop on f32 lanes.
+/// `gated_half_loops` loop.
 #[cfg(target_arch = "x86_64")]
 macro_rules! half_loop {
     ($mode:expr, $f:ident $([$($g:tt),*])? ($($arg:expr),*)) => {{
-        use crate::sim::cells::gated_half_avx512 as hv;
+        use crate::sim::cells::gated_half_loops as hv;
         // SAFETY: called only from the AVX-512 bodies (V512), on a CPU with AVX-512
         // (`cpu::avx512`, checked by the dispatch), F16Native only from those compiled
-        // with AVX512-FP16 (`cpu::avx512_fp16`, checked too); the slices are the passes' own.
+        // with AVX512-FP16 (`cpu::avx512_fp16`, checked too), the 8-lane modes only from
+        // the AVX2 bodies (V256: AVX2 and F16C, `cpu::avx2_f16c`, checked); the slices
+        // are the passes' own.
         unsafe {
             match $mode {
                 Half::Bf16 => hv::$f::<hv::Bf16 $(, $($g),*)?>($($arg),*),
                 Half::F16 => hv::$f::<hv::F16 $(, $($g),*)?>($($arg),*),
                 Half::F16Native => hv::$f::<hv::F16Native $(, $($g),*)?>($($arg),*),
+                Half::Bf16x8 => hv::$f::<hv::Bf16x8 $(, $($g),*)?>($($arg),*),
+                Half::F16x8 => hv::$f::<hv::F16x8 $(, $($g),*)?>($($arg),*),
             }
         }
     }};
@@ -95,9 +115,9 @@ macro_rules! half_loop {
 #[cfg(not(target_arch = "x86_64"))]
 macro_rules! half_loop {
     ($mode:expr, $f:ident $([$($g:tt),*])? ($($arg:expr),*)) => {{
-        // (never reached: only the x86-64 `_avx512` bodies pass V512)
+        // (never reached: only the x86-64 `_avx512` and `_avx2` bodies have a mode)
         let _ = ($mode, $($arg),*);
-        debug_assert!(false, "the AVX-512 bodies (V512) are x86-64's");
+        debug_assert!(false, "the loops' bodies are x86-64's");
     }};
 }
 
@@ -105,12 +125,12 @@ macro_rules! half_loop {
 pub enum Sums<'a, C> {
     /// values of the format, in its lanes
     Lanes(&'a [C]),
-    /// a half format's f32 sums, not yet rounded to it (`accumulate="f32"`): the AVX-512
-    /// loops round them as they read them (`gated_half_avx512::F32Sums`)
+    /// a half format's f32 sums, not yet rounded to it (`accumulate="f32"`): the loops
+    /// round them as they read them (`gated_half_loops::F32Sums`; only where [`half_loops`])
     F32(&'a [C]),
     /// f16 values as binary16 bits, the native f16 tile's rows
-    /// (`tile_kernel::affine_binary16`): the AVX-512 loops convert them as they read them
-    /// (`gated_half_avx512::Binary16`, exact)
+    /// (`tile_kernel::affine_binary16`): the loops convert them as they read them
+    /// (`gated_half_loops::Binary16`, exact)
     Binary16(&'a [u16]),
 }
 
@@ -122,12 +142,12 @@ impl<C> Clone for Sums<'_, C> {
 impl<C> Copy for Sums<'_, C> {}
 
 impl<'a, C> Sums<'a, C> {
-    /// The rows as lanes of the format: what every body but the AVX-512 loops of a half
-    /// format reads (only those loops are given the other forms).
+    /// The rows as lanes of the format: what every body but the loops of a half format
+    /// reads (only those loops are given the other forms).
     fn lanes(&self) -> &'a [C] {
         match *self {
             Sums::Lanes(r) => r,
-            _ => panic!("gate sums unrounded or in binary16 outside the AVX-512 loops"),
+            _ => panic!("gate sums unrounded or in binary16 outside the half formats' loops"),
         }
     }
 }
@@ -173,12 +193,13 @@ pub fn regions(kind: GatedKind) -> usize {
 }
 
 /// pre[region r][s·H + u] = gi[s][block q·H + u] + gh[s][block q·H + u] for (r, q) in `map`.
-/// (With `V512`, a half format's sums are rounded as they are made: `gated_half_avx512`.)
+/// (With `V512` or `V256`, a half format's sums are rounded as they are made:
+/// `gated_half_loops`.)
 #[inline(always)]
-fn add_gates<F: LaneFormat, const V512: bool, const FP16: bool>(rows: &GateRows<'_, F::C>, hsz: usize, map: &[(usize, usize)], pre: &mut [F::C]) {
+fn add_gates<F: LaneFormat, const V512: bool, const FP16: bool, const V256: bool>(rows: &GateRows<'_, F::C>, hsz: usize, map: &[(usize, usize)], pre: &mut [F::C]) {
     let hs = rows.ns * hsz;
-    if let (true, Some(mode)) = (V512, half_mode::<F, FP16>()) {
-        return v512::add_gates(mode, rows, hsz, map, same_type::slice_mut::<F::C, f32>(pre));
+    if let Some(mode) = half_mode::<F, V512, FP16, V256>() {
+        return loops::add_gates(mode, rows, hsz, map, same_type::slice_mut::<F::C, f32>(pre));
     }
     let (gi, gh) = (rows.gi.lanes(), rows.gh.lanes());
     for s in 0..rows.ns {
@@ -192,12 +213,12 @@ fn add_gates<F: LaneFormat, const V512: bool, const FP16: bool>(rows: &GateRows<
     F::round_lanes(&mut pre[..map.len() * hs]);
 }
 
-/// The steps of a half format's cells that read the gate rows, on `gated_half_avx512`'s
+/// The steps of a half format's cells that read the gate rows, on `gated_half_loops`'s
 /// loops: one monomorphic loop per pair of row forms (`Sums`) the lock-step batch makes.
 #[cfg(target_arch = "x86_64")]
-mod v512 {
+mod loops {
     use super::{at, at_mut, GateRows, Grid, Half, Sums};
-    use crate::sim::cells::gated_half_avx512::{Binary16, F32Sums, Lanes, Read};
+    use crate::sim::cells::gated_half_loops::{Binary16, F32Sums, Lanes, Read};
     use crate::sim::same_type;
 
     /// The f32 lanes of rows of a half format (C is f32).
@@ -221,8 +242,8 @@ mod v512 {
     }
 
     /// `gated_pointwise::add_gates` for a half format (`mode`: its loops' arithmetic), one
-    /// grid of rows per gate. (Inlined into the AVX-512 bodies, as everything here: compiled
-    /// apart, without their target features, each intrinsic was a call.)
+    /// grid of rows per gate. (Inlined into the AVX-512 and AVX2 bodies, as everything here:
+    /// compiled apart, without their target features, each intrinsic was a call.)
     #[inline(always)]
     pub(super) fn add_gates<C: 'static>(mode: Half, rows: &GateRows<'_, C>, hsz: usize, map: &[(usize, usize)], pre: &mut [f32]) {
         by_forms!(rows, add_with(mode, rows, hsz, map, pre))
@@ -254,15 +275,15 @@ mod v512 {
     }
 }
 
-/// (Never reached: only the x86-64 `_avx512` bodies pass V512.)
+/// (Never reached: only the x86-64 `_avx512` and `_avx2` bodies have a mode.)
 #[cfg(not(target_arch = "x86_64"))]
-mod v512 {
+mod loops {
     use super::{GateRows, Half};
     pub(super) fn add_gates<C>(_: Half, _: &GateRows<'_, C>, _: usize, _: &[(usize, usize)], _: &mut [f32]) {
-        unreachable!("the AVX-512 bodies (V512) are x86-64's")
+        unreachable!("the loops' bodies are x86-64's")
     }
     pub(super) fn gru_n<C>(_: Half, _: &GateRows<'_, C>, _: usize, _: &[f32], _: &mut [f32]) {
-        unreachable!("the AVX-512 bodies (V512) are x86-64's")
+        unreachable!("the loops' bodies are x86-64's")
     }
 }
 
@@ -278,7 +299,7 @@ fn check_grid(len: usize, off: usize, ld: usize, g: Grid) {
 }
 
 /// The (pointer, stride) of the grid's rows in s, row j at s[off + j·ld..]: checked to lie
-/// in s, for the AVX-512 loops of the half formats.
+/// in s, for the loops of the half formats.
 fn at<T>(s: &[T], off: usize, ld: usize, g: Grid) -> (*const T, usize) {
     check_grid(s.len(), off, ld, g);
     (s.as_ptr().wrapping_add(off), ld)
@@ -389,8 +410,9 @@ fn op_in_place<F: LaneFormat, const OP: u8>(d: &mut [F::C], b: &[F::C]) {
 
 /// One tick of an LSTM or Doubling-LSTM layer for the block: h, c (ns × H) updated in place.
 /// `added`: the tiles already wrote gi + gh to `pre` (`gate_regions`).
-/// (The same code is compiled with AVX-512 enabled, and with AVX2 + FMA, and run on the
-/// widest the CPU has (`cpu`), so that the straight loops vectorise 16 or 8 lanes wide; no
+/// (The same code is compiled with AVX-512 enabled, and with AVX2 + FMA + F16C, and run on
+/// the widest the CPU has (`cpu`), so that the straight loops vectorise 16 or 8 lanes wide
+/// and a half format's steps run its loops 16 or 8 lanes wide (`gated_half_loops`); no
 /// operation changes, so neither do the bits.)
 #[allow(clippy::too_many_arguments)]
 pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
@@ -405,45 +427,47 @@ pub fn lstm_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, 
         return unsafe { lstm_block_avx512(g, rows, pre, h, c, active, added) };
     }
     #[cfg(target_arch = "x86_64")]
-    if crate::sim::cpu::avx2_fma() {
+    if crate::sim::cpu::avx2_f16c() {
         // SAFETY: as above.
         return unsafe { lstm_block_avx2(g, rows, pre, h, c, active, added) };
     }
-    lstm_block_body::<F, false, false>(g, rows, pre, h, c, active, added)
+    lstm_block_body::<F, false, false, false>(g, rows, pre, h, c, active, added)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn lstm_block_avx512<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
-    lstm_block_body::<F, true, false>(g, rows, pre, h, c, active, added)
+    lstm_block_body::<F, true, false, false>(g, rows, pre, h, c, active, added)
 }
 
-/// f16 with AVX512-FP16: its loops in binary16 (`gated_half_avx512::F16Native`).
+/// f16 with AVX512-FP16: its loops in binary16 (`gated_half_loops::F16Native`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512fp16,avx2,avx,fma")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn lstm_block_fp16<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
-    lstm_block_body::<F, true, true>(g, rows, pre, h, c, active, added)
+    lstm_block_body::<F, true, true, false>(g, rows, pre, h, c, active, added)
 }
 
+/// AVX2, FMA and F16C: a half format's loops 8 lanes wide (`gated_half_loops::Bf16x8`,
+/// `F16x8`).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx,fma")]
+#[target_feature(enable = "avx2,avx,fma,f16c")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn lstm_block_avx2<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
-    lstm_block_body::<F, false, false>(g, rows, pre, h, c, active, added)
+    lstm_block_body::<F, false, false, true>(g, rows, pre, h, c, active, added)
 }
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool, const FP16: bool>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
+fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool, const FP16: bool, const V256: bool>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], c: &mut [F::C], active: Option<&[bool]>, added: bool) {
     let (hsz, ns) = (g.hidden, rows.ns);
     let hs = ns * hsz;
     let double = g.kind == GatedKind::DoublingLstm;
     let map = added_gates(g.kind);
     let nsig = map.len() - 1;
     if !added {
-        add_gates::<F, V512, FP16>(rows, hsz, map, pre);
+        add_gates::<F, V512, FP16, V256>(rows, hsz, map, pre);
     }
     activate::<F>(g.gate, &mut pre[..nsig * hs]);
     activate::<F>(g.candidate, &mut pre[nsig * hs..(nsig + 1) * hs]);
@@ -463,8 +487,8 @@ fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool, const FP16: bool>(g
             cell_rows(c, ig, &f[r.clone()], &i[r]);
             continue;
         }
-        if let (true, false, Some(mode)) = (V512, double, half_mode::<F, FP16>()) {
-            // a half format with AVX-512: one loop, each rounding in registers
+        if let (false, Some(mode)) = (double, half_mode::<F, V512, FP16, V256>()) {
+            // a half format with AVX-512 or AVX2: one loop, each rounding in registers
             half_loop!(mode, cell_rows(same_type::slice_mut::<F::C, f32>(c), same_type::slice_mut::<F::C, f32>(ig), same_type::slice::<F::C, f32>(&f[r.clone()]), same_type::slice::<F::C, f32>(&i[r])));
             continue;
         }
@@ -482,7 +506,7 @@ fn lstm_block_body<F: LaneFormat + Scalar, const V512: bool, const FP16: bool>(g
     activate::<F>(g.output, cand);
     // h' = o · act(c')
     for r in ranges {
-        if let (true, Some(mode)) = (V512, half_mode::<F, FP16>()) {
+        if let Some(mode) = half_mode::<F, V512, FP16, V256>() {
             let g = Grid { rows: 1, cols: r.len() };
             let (d, a, b) = (at_mut(same_type::slice_mut::<F::C, f32>(h), r.start, 0, g), at(same_type::slice::<F::C, f32>(o), r.start, 0, g), at(same_type::slice::<F::C, f32>(cand), r.start, 0, g));
             half_loop!(mode, op_rows[true, Lanes, Lanes](g, d, a, b));
@@ -507,46 +531,47 @@ pub fn gru_block<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F
         return unsafe { gru_block_avx512(g, rows, pre, h, active, added) };
     }
     #[cfg(target_arch = "x86_64")]
-    if crate::sim::cpu::avx2_fma() {
+    if crate::sim::cpu::avx2_f16c() {
         // SAFETY: as above.
         return unsafe { gru_block_avx2(g, rows, pre, h, active, added) };
     }
-    gru_block_body::<F, false, false>(g, rows, pre, h, active, added)
+    gru_block_body::<F, false, false, false>(g, rows, pre, h, active, added)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,avx,fma")]
 unsafe fn gru_block_avx512<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
-    gru_block_body::<F, true, false>(g, rows, pre, h, active, added)
+    gru_block_body::<F, true, false, false>(g, rows, pre, h, active, added)
 }
 
 /// f16 with AVX512-FP16, as [`lstm_block_fp16`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512fp16,avx2,avx,fma")]
 unsafe fn gru_block_fp16<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
-    gru_block_body::<F, true, true>(g, rows, pre, h, active, added)
+    gru_block_body::<F, true, true, false>(g, rows, pre, h, active, added)
 }
 
+/// AVX2, FMA and F16C, as [`lstm_block_avx2`].
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx,fma")]
+#[target_feature(enable = "avx2,avx,fma,f16c")]
 unsafe fn gru_block_avx2<F: LaneFormat + Scalar>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
-    gru_block_body::<F, false, false>(g, rows, pre, h, active, added)
+    gru_block_body::<F, false, false, true>(g, rows, pre, h, active, added)
 }
 
 #[inline(always)]
-fn gru_block_body<F: LaneFormat + Scalar, const V512: bool, const FP16: bool>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
+fn gru_block_body<F: LaneFormat + Scalar, const V512: bool, const FP16: bool, const V256: bool>(g: &GatedPlan<F>, rows: &GateRows<'_, F::C>, pre: &mut [F::C], h: &mut [F::C], active: Option<&[bool]>, added: bool) {
     let (hsz, ns) = (g.hidden, rows.ns);
     let hs = ns * hsz;
     if !added {
-        add_gates::<F, V512, FP16>(rows, hsz, added_gates(g.kind), pre);
+        add_gates::<F, V512, FP16, V256>(rows, hsz, added_gates(g.kind), pre);
     }
     activate::<F>(g.gate, &mut pre[..2 * hs]);
     let (rz, n) = pre.split_at_mut(2 * hs);
     let n = &mut n[..hs];
     // n = act(gi_n + (r·gh_n))
-    if let (true, Some(mode)) = (V512, half_mode::<F, FP16>()) {
-        // a half format with AVX-512: n = R(R(r·gh) + gi) in one loop per sequence
-        v512::gru_n(mode, rows, hsz, same_type::slice::<F::C, f32>(rz), same_type::slice_mut::<F::C, f32>(n));
+    if let Some(mode) = half_mode::<F, V512, FP16, V256>() {
+        // a half format with AVX-512 or AVX2: n = R(R(r·gh) + gi) in one loop per sequence
+        loops::gru_n(mode, rows, hsz, same_type::slice::<F::C, f32>(rz), same_type::slice_mut::<F::C, f32>(n));
     } else if matches!(F::ROUNDING, Rounding::F32 | Rounding::F64) {
         // lanes of the format itself (no rounding pass): both operations in one loop per
         // sequence (two passes over the block cost twice the loop overhead of hsz-long
@@ -577,7 +602,7 @@ fn gru_block_body<F: LaneFormat + Scalar, const V512: bool, const FP16: bool>(g:
             state_rows(h, &n[r.clone()], &z[r]);
             continue;
         }
-        if let (true, Some(mode)) = (V512, half_mode::<F, FP16>()) {
+        if let Some(mode) = half_mode::<F, V512, FP16, V256>() {
             half_loop!(mode, state_rows(same_type::slice_mut::<F::C, f32>(h), same_type::slice::<F::C, f32>(&n[r.clone()]), same_type::slice::<F::C, f32>(&z[r])));
             continue;
         }

@@ -248,7 +248,7 @@ pub(crate) struct V512h<const BF: bool>(__m512);
 impl<const BF: bool> V512h<BF> {
     /// x rounded to the half format. x is always the result of an operation on values of
     /// the format (a sum, a product, an affine map's f32 sum), so a NaN has the low bits
-    /// that the rounding on the bits keeps (`gated_half_avx512::round`), and bf16 needs no
+    /// that the rounding on the bits keeps (`gated_half_loops::round`), and bf16 needs no
     /// NaN test and blend on the tick's dependent chain (`round_bf16_grid`).
     #[inline(always)]
     unsafe fn rounded(x: __m512) -> Self {

@@ -12,7 +12,7 @@ pub mod feedforward;
 pub mod gated;
 pub mod gated_batch;
 #[cfg(target_arch = "x86_64")]
-pub mod gated_half_avx512;
+pub mod gated_half_loops;
 pub mod gated_pointwise;
 pub mod gated_single;
 pub mod qrnn;

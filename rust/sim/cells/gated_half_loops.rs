@@ -1,15 +1,15 @@
 //! The elementwise steps of the gated cells (`gated_pointwise`) for bf16 and f16 (with
-//! their own sums or with f32 sums: lanes are f32 either way), with AVX-512: each
-//! operation's rounding to the format done in registers, right after the operation.
+//! their own sums or with f32 sums: lanes are f32 either way), with AVX-512 or AVX2 + F16C:
+//! each operation's rounding to the format done in registers, right after the operation.
 //!
 //! `gated_pointwise` runs a half format's step as one pass over the rows per operation and
 //! one more per rounding (`LaneFormat::round_lanes`): c' = (c·f) + (g·i) was six passes and
-//! a copy. Here each step is one loop, 16 values at a time (the last vector masked), with
-//! the same operations in the same order on the same operands and the same rounding after
-//! each (`simd_round::round_bf16` / `round_f16`, which `round_lanes` applies, here without
-//! their NaN test: `round`), so every value has the bits of the passes'. R below is that
-//! rounding; IEEE + and · are the lane operations of `gated_pointwise` (a + (−b) for its
-//! ADD_NEG).
+//! a copy. Here each step is one loop, 16 values at a time with AVX-512 and 8 with AVX2
+//! (the last vector masked), with the same operations in the same order on the same
+//! operands and the same rounding after each (`simd_round::round_bf16` / `round_f16` and
+//! their 8-lane forms, which `round_lanes` applies, here without their NaN test: `round`),
+//! so every value has the bits of the passes'. R below is that rounding; IEEE + and · are
+//! the lane operations of `gated_pointwise` (a + (−b) for its ADD_NEG).
 //!
 //! The loops that read the gate sums (gi and gh) take them as their rows hold them
 //! (`Read`): values of the format (`Lanes`); a half format's f32 sums (`F32Sums`), rounded
@@ -27,45 +27,53 @@
 //! rounding), and one conversion back per stored result: a sum or product and its
 //! rounding are one instruction instead of an f32 operation, two conversions, a NaN test
 //! and a blend. The loops are written once over the arithmetic (`Arith`: [`Bf16`], [`F16`]
-//! in f32 lanes, [`F16Native`]); the gate-sum loops run over a grid of rows (one call per
-//! block and gate instead of one per sequence: at hidden 16 a row is one vector, and the
-//! calls' setup had cost more than their arithmetic). Alternating builds, 1 thread,
-//! (1024, 1000, 16, 4), M token-steps/s: f16 with f32 sums GRU 14.5–15.2 → 17.2–17.9, f16
-//! LSTM 13.5–13.8 → 13.4–14.8.
+//! in 16 f32 lanes, [`Bf16x8`], [`F16x8`] in 8, [`F16Native`]); the gate-sum loops run over
+//! a grid of rows (one call per block and gate instead of one per sequence: at hidden 16 a
+//! row is one vector, and the calls' setup had cost more than their arithmetic).
+//! Alternating builds, 1 thread, (1024, 1000, 16, 4), M token-steps/s: f16 with f32 sums
+//! GRU 14.5–15.2 → 17.2–17.9, f16 LSTM 13.5–13.8 → 13.4–14.8 (AVX-512, session 38).
 //!
 //! Callers must be compiled with AVX-512 (`gated_pointwise`'s `_avx512` bodies; `_fp16` for
-//! `F16Native`) and pass slices of equal length (the first one's is used) or grids whose
-//! rows lie in their slices (`gated_pointwise::at`).
+//! `F16Native`) or, for the 8-lane arithmetic, AVX2 and F16C (its `_avx2` bodies), and pass
+//! slices of equal length (the first one's is used) or grids whose rows lie in their slices
+//! (`gated_pointwise::at`).
 
 pub use crate::sim::cells::gated_pointwise::Grid;
-use crate::sim::simd_round::{first_lanes, round_bf16_grid, round_f16_grid};
+use crate::sim::simd_round::{first_lanes, first_lanes_8, round_bf16_8_grid, round_bf16_grid, round_f16_8_grid, round_f16_grid};
 use std::arch::x86_64::*;
 
-/// The arithmetic of a loop: a register of 16 values of the format and its rounded
-/// operations. [`Bf16`] and [`F16`] hold them in f32 lanes and round each result there;
-/// [`F16Native`] holds binary16 and runs `vaddph`/`vmulph` (AVX512-FP16).
+/// The arithmetic of a loop: a register of `W` values of the format and its rounded
+/// operations. [`Bf16`] and [`F16`] hold 16 in f32 lanes (AVX-512), [`Bf16x8`] and
+/// [`F16x8`] 8 (AVX2), and round each result there; [`F16Native`] holds 16 binary16 values
+/// and runs `vaddph`/`vmulph` (AVX512-FP16).
 ///
 /// # Safety (every method)
 /// The CPU has the arithmetic's features and the caller is compiled with them (AVX-512F;
-/// for [`F16Native`] also AVX512-FP16, -BW and -VL); the masked elements at p[i..] are
-/// readable (`load`, `read`) or writable (`store`).
+/// for [`F16Native`] also AVX512-FP16, -BW and -VL; for the 8-lane ones AVX2 and F16C); the
+/// elements at p[i..] of the mask are readable (`load`, `read`) or writable (`store`).
 pub trait Arith {
     type V: Copy;
-    /// Values of the format in f32 lanes (i..i+16 of p, those of the mask; zeros past it).
+    /// Which of a vector's lanes a loop touches: all `W` but in the last vector.
+    type M: Copy;
+    /// The values in a register.
+    const W: usize;
+    /// The mask of the first min(m, W) lanes.
+    fn mask(m: usize) -> Self::M;
+    /// Values of the format in f32 lanes (those of p[i..] of the mask; zeros past it).
     ///
     /// # Safety
     /// As the trait says.
-    unsafe fn load(m: __mmask16, p: *const f32, i: usize) -> Self::V;
+    unsafe fn load(m: Self::M, p: *const f32, i: usize) -> Self::V;
     /// A row of gate sums, as its form `R` holds them.
     ///
     /// # Safety
     /// As the trait says.
-    unsafe fn read<R: Read>(m: __mmask16, p: *const R::E, i: usize) -> Self::V;
+    unsafe fn read<R: Read>(m: Self::M, p: *const R::E, i: usize) -> Self::V;
     /// Stores the masked values to p[i..] as f32 lanes.
     ///
     /// # Safety
     /// As the trait says.
-    unsafe fn store(m: __mmask16, p: *mut f32, i: usize, v: Self::V);
+    unsafe fn store(m: Self::M, p: *mut f32, i: usize, v: Self::V);
     /// R(a + b)
     ///
     /// # Safety
@@ -83,15 +91,21 @@ pub trait Arith {
     unsafe fn neg(a: Self::V) -> Self::V;
 }
 
-/// bf16 (`BF`) or f16 in f32 lanes: the f32 operation, then R in registers ([`round`]).
+/// bf16 (`BF`) or f16 in 16 f32 lanes: the f32 operation, then R in registers ([`round`]).
 pub struct InLanes<const BF: bool>;
-/// bf16 in f32 lanes.
+/// bf16 in 16 f32 lanes.
 pub type Bf16 = InLanes<true>;
-/// f16 in f32 lanes.
+/// f16 in 16 f32 lanes.
 pub type F16 = InLanes<false>;
 
 impl<const BF: bool> Arith for InLanes<BF> {
     type V = __m512;
+    type M = __mmask16;
+    const W: usize = 16;
+    #[inline(always)]
+    fn mask(m: usize) -> __mmask16 {
+        first_lanes(m)
+    }
     #[inline(always)]
     unsafe fn load(m: __mmask16, p: *const f32, i: usize) -> __m512 {
         _mm512_maskz_loadu_ps(m, p.add(i))
@@ -118,6 +132,64 @@ impl<const BF: bool> Arith for InLanes<BF> {
     }
 }
 
+/// bf16 (`BF`) or f16 in 8 f32 lanes (AVX2 + F16C): the f32 operation, then R in registers
+/// ([`round_8`]). The mask is the count of lanes left: a whole vector is a plain load and
+/// store, and only the last, partial one `vmaskmovps` (whose store form is slow on AMD's
+/// cores: `simd_round::round_slice_8` splits its loop the same way).
+pub struct InLanes8<const BF: bool>;
+/// bf16 in 8 f32 lanes.
+pub type Bf16x8 = InLanes8<true>;
+/// f16 in 8 f32 lanes.
+pub type F16x8 = InLanes8<false>;
+
+impl<const BF: bool> Arith for InLanes8<BF> {
+    type V = __m256;
+    type M = usize;
+    const W: usize = 8;
+    #[inline(always)]
+    fn mask(m: usize) -> usize {
+        m.min(8)
+    }
+    #[inline(always)]
+    unsafe fn load(m: usize, p: *const f32, i: usize) -> __m256 {
+        load_8(m, p, i)
+    }
+    #[inline(always)]
+    unsafe fn read<R: Read>(m: usize, p: *const R::E, i: usize) -> __m256 {
+        R::read_8::<BF>(m, p, i)
+    }
+    #[inline(always)]
+    unsafe fn store(m: usize, p: *mut f32, i: usize, v: __m256) {
+        if m == 8 {
+            _mm256_storeu_ps(p.add(i), v)
+        } else {
+            _mm256_maskstore_ps(p.add(i), first_lanes_8(m), v)
+        }
+    }
+    #[inline(always)]
+    unsafe fn add(a: __m256, b: __m256) -> __m256 {
+        round_8::<BF>(_mm256_add_ps(a, b))
+    }
+    #[inline(always)]
+    unsafe fn mul(a: __m256, b: __m256) -> __m256 {
+        round_8::<BF>(_mm256_mul_ps(a, b))
+    }
+    #[inline(always)]
+    unsafe fn neg(a: __m256) -> __m256 {
+        _mm256_xor_ps(a, _mm256_set1_ps(-0.0))
+    }
+}
+
+/// The m (≤ 8) values p[i..i + m] in the first lanes, zeros in the others.
+#[inline(always)]
+unsafe fn load_8(m: usize, p: *const f32, i: usize) -> __m256 {
+    if m == 8 {
+        _mm256_loadu_ps(p.add(i))
+    } else {
+        _mm256_maskload_ps(p.add(i), first_lanes_8(m))
+    }
+}
+
 /// f16 in binary16 registers (16 values in a ymm): `vaddph`/`vmulph` return the correctly
 /// rounded binary16 sum and product of binary16 operands, which is R of the exact f32 sum
 /// or product (innocuous double rounding: 24 ≥ 2·11 + 2; as `tile_f16`), subnormals
@@ -130,6 +202,12 @@ pub struct F16Native;
 
 impl Arith for F16Native {
     type V = __m256i;
+    type M = __mmask16;
+    const W: usize = 16;
+    #[inline(always)]
+    fn mask(m: usize) -> __mmask16 {
+        first_lanes(m)
+    }
     #[inline(always)]
     unsafe fn load(m: __mmask16, p: *const f32, i: usize) -> __m256i {
         to_binary16(_mm512_maskz_loadu_ps(m, p.add(i)))
@@ -199,28 +277,38 @@ unsafe fn round<const BF: bool>(x: __m512) -> __m512 {
     }
 }
 
+/// [`round`] on 8 lanes (`round_bf16_8_grid` / `round_f16_8_grid`; the same argument).
+#[inline(always)]
+unsafe fn round_8<const BF: bool>(x: __m256) -> __m256 {
+    if BF {
+        round_bf16_8_grid(x)
+    } else {
+        round_f16_8_grid(x)
+    }
+}
+
 /// The values i..i+16 of `p` (those of the mask `m`; zeros past it).
 #[inline(always)]
 unsafe fn load(m: __mmask16, p: *const f32, i: usize) -> __m512 {
     _mm512_maskz_loadu_ps(m, p.add(i))
 }
 
-/// Runs `$body` over the vectors of `$n` values: `$i` the first value's index, `$m` the
-/// mask of the vector's values (all 16 but in the last).
+/// Runs `$body` over the vectors of `$n` values, `$h::W` at a time: `$i` the first value's
+/// index, `$m` the mask of the vector's values (all W but in the last).
 macro_rules! vectors {
-    ($n:expr, |$m:ident, $i:ident| $body:block) => {{
+    ($h:ty, $n:expr, |$m:ident, $i:ident| $body:block) => {{
         let n = $n;
         let mut $i = 0;
         while $i < n {
-            let $m = first_lanes(n - $i);
+            let $m = <$h>::mask(n - $i);
             $body
-            $i += 16;
+            $i += <$h>::W;
         }
     }};
 }
 
 /// How a loop reads a row of gate sums (gi or gh, `GateRows`'s `Sums`): a vector of 16
-/// values from the row's elements i..i+16 (those of the mask; zeros past it).
+/// values (or 8: `read_8`) from the row's elements i.. (those of the mask; zeros past it).
 pub trait Read {
     /// The row's element type.
     type E;
@@ -234,6 +322,11 @@ pub trait Read {
     /// # Safety
     /// AVX-512F, -BW and -VL; the masked elements of p[i..] are readable.
     unsafe fn read_binary16(m: __mmask16, p: *const Self::E, i: usize) -> __m256i;
+    /// As 8 f32 lanes of the format (the first m ≤ 8 of p[i..]).
+    ///
+    /// # Safety
+    /// AVX2 and F16C; p[i..i + m] is readable.
+    unsafe fn read_8<const BF: bool>(m: usize, p: *const Self::E, i: usize) -> __m256;
 }
 
 /// Values of the format in f32 lanes: read as they are.
@@ -247,6 +340,10 @@ impl Read for Lanes {
     #[inline(always)]
     unsafe fn read_binary16(m: __mmask16, p: *const f32, i: usize) -> __m256i {
         to_binary16(load(m, p, i))
+    }
+    #[inline(always)]
+    unsafe fn read_8<const BF: bool>(m: usize, p: *const f32, i: usize) -> __m256 {
+        load_8(m, p, i)
     }
 }
 
@@ -264,6 +361,10 @@ impl Read for F32Sums {
         // (the conversion is R: f16's rounding to nearest even)
         to_binary16(load(m, p, i))
     }
+    #[inline(always)]
+    unsafe fn read_8<const BF: bool>(m: usize, p: *const f32, i: usize) -> __m256 {
+        round_8::<BF>(load_8(m, p, i))
+    }
 }
 
 /// f16 values as binary16 bits (the native f16 tile's rows): converted as read
@@ -279,6 +380,14 @@ impl Read for Binary16 {
     #[inline(always)]
     unsafe fn read_binary16(m: __mmask16, p: *const u16, i: usize) -> __m256i {
         _mm256_maskz_loadu_epi16(m, p.add(i).cast())
+    }
+    #[inline(always)]
+    unsafe fn read_8<const BF: bool>(m: usize, p: *const u16, i: usize) -> __m256 {
+        debug_assert!(!BF, "binary16 rows hold f16 values");
+        // (a partial vector through a copy: AVX2 has no masked 16-bit load)
+        let mut bits = [0u16; 8];
+        std::ptr::copy_nonoverlapping(p.add(i), bits.as_mut_ptr(), m);
+        _mm256_cvtph_ps(_mm_loadu_si128(bits.as_ptr().cast()))
     }
 }
 
@@ -299,13 +408,14 @@ unsafe fn vcvtph2ps_masked(m: __mmask16, p: *const u16) -> __m512 {
 /// gate's pre-activation gi + gh), over the grid; a[j] and b[j] read as `A` and `B` say.
 ///
 /// # Safety
-/// The features of `H` (AVX-512F; for [`F16Native`] also AVX512-FP16, -BW, -VL); each
+/// The features of `H` (AVX-512F; for [`F16Native`] also AVX512-FP16, -BW, -VL; for the
+/// 8-lane arithmetic AVX2 and F16C); each
 /// operand's rows (pointer, stride) hold the grid's values.
 #[inline(always)]
 pub unsafe fn op_rows<H: Arith, const MUL: bool, A: Read, B: Read>(g: Grid, (d, ldd): (*mut f32, usize), (a, lda): (*const A::E, usize), (b, ldb): (*const B::E, usize)) {
     for j in 0..g.rows {
         let (d, a, b) = (d.add(j * ldd), a.add(j * lda), b.add(j * ldb));
-        vectors!(g.cols, |m, i| {
+        vectors!(H, g.cols, |m, i| {
             let (x, y) = (H::read::<A>(m, a, i), H::read::<B>(m, b, i));
             H::store(m, d, i, if MUL { H::mul(x, y) } else { H::add(x, y) });
         });
@@ -321,7 +431,7 @@ pub unsafe fn op_rows<H: Arith, const MUL: bool, A: Read, B: Read>(g: Grid, (d, 
 pub unsafe fn mul_add_rows<H: Arith, GH: Read, GI: Read>(g: Grid, (n, ldn): (*mut f32, usize), (r, ldr): (*const f32, usize), (gh, ldh): (*const GH::E, usize), (gi, ldi): (*const GI::E, usize)) {
     for j in 0..g.rows {
         let (d, r, gh, gi) = (n.add(j * ldn), r.add(j * ldr), gh.add(j * ldh), gi.add(j * ldi));
-        vectors!(g.cols, |m, i| {
+        vectors!(H, g.cols, |m, i| {
             let p = H::mul(H::load(m, r, i), H::read::<GH>(m, gh, i));
             H::store(m, d, i, H::add(p, H::read::<GI>(m, gi, i)));
         });
@@ -337,7 +447,7 @@ pub unsafe fn mul_add_rows<H: Arith, GH: Read, GI: Read>(g: Grid, (n, ldn): (*mu
 pub unsafe fn cell_rows<H: Arith>(c: &mut [f32], g: &mut [f32], f: &[f32], i: &[f32]) {
     debug_assert!(g.len() >= c.len() && f.len() >= c.len() && i.len() >= c.len());
     let (cp, gp, f, ip) = (c.as_mut_ptr(), g.as_mut_ptr(), f.as_ptr(), i.as_ptr());
-    vectors!(c.len(), |m, j| {
+    vectors!(H, c.len(), |m, j| {
         let cf = H::mul(H::load(m, cp, j), H::load(m, f, j));
         let gi = H::mul(H::load(m, gp, j), H::load(m, ip, j));
         let c1 = H::add(cf, gi);
@@ -354,7 +464,7 @@ pub unsafe fn cell_rows<H: Arith>(c: &mut [f32], g: &mut [f32], f: &[f32], i: &[
 pub unsafe fn state_rows<H: Arith>(h: &mut [f32], n: &[f32], z: &[f32]) {
     debug_assert!(n.len() >= h.len() && z.len() >= h.len());
     let (hp, np, zp) = (h.as_mut_ptr(), n.as_ptr(), z.as_ptr());
-    vectors!(h.len(), |m, i| {
+    vectors!(H, h.len(), |m, i| {
         let nv = H::load(m, np, i);
         let d = H::add(H::load(m, hp, i), H::neg(nv));
         let p = H::mul(d, H::load(m, zp, i));
@@ -402,6 +512,12 @@ mod tests {
         steps::<H>(step, out, out2, a, b, c)
     }
 
+    /// The 8-lane loops compiled for AVX2 and F16C, as `gated_pointwise`'s `_avx2` bodies.
+    #[target_feature(enable = "avx2,avx,fma,f16c")]
+    unsafe fn run_8<H: Arith>(step: u8, out: &mut [f32], out2: &mut [f32], a: &[f32], b: &[f32], c: &[f32]) {
+        steps::<H>(step, out, out2, a, b, c)
+    }
+
     /// As the f16 bodies with AVX512-FP16 compile them (`gated_pointwise`'s `_fp16`).
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512fp16,avx2,avx,fma,f16c")]
     unsafe fn run_native(step: u8, out: &mut [f32], out2: &mut [f32], a: &[f32], b: &[f32], c: &[f32]) {
@@ -427,14 +543,15 @@ mod tests {
     /// Each loop gives, bit for bit (a NaN as a NaN), the passes of `gated_pointwise`: the
     /// lane operation, then the rounding of each value (`round_bf16_in_f32` /
     /// `round_f16_in_f32`, which `round_lanes` applies), for every length 0–40 (partial last
-    /// vectors) and NaN, infinite, zero, subnormal and overflowing operands. With `F32Sums`
-    /// (steps 5 and 6) the gate sums are f32 values off the grid, rounded first; with
-    /// `Binary16` (steps 7–10, f16) they are binary16 bits.
+    /// vectors) and NaN, infinite, zero, subnormal and overflowing operands, in each
+    /// arithmetic the CPU has: 16 f32 lanes (AVX-512), binary16 (AVX512-FP16, f16), 8 f32
+    /// lanes (AVX2 + F16C). With `F32Sums` (steps 5 and 6) the gate sums are f32 values off
+    /// the grid, rounded first; with `Binary16` (steps 7–10, f16) they are binary16 bits.
     #[test]
     fn loops_equal_an_operation_then_a_rounding_per_value() {
-        if !crate::sim::cpu::avx512() {
-            return;
-        }
+        use crate::sim::cpu;
+        let ariths = [("16 f32 lanes", cpu::avx512()), ("binary16", cpu::avx512_fp16()), ("8 f32 lanes", cpu::avx2_f16c())];
+        let mut ran = 0;
         for (bf, round) in [(true, round_bf16_in_f32 as fn(f32) -> f32), (false, round_f16_in_f32)] {
             for n in 0..=40 {
                 // (the binary16 rows of steps 7–10 hold f16 values)
@@ -462,19 +579,21 @@ mod tests {
                             _ => round(round(a[j] * b[j]) + c[j]),
                         })
                         .collect();
-                    // f16 also in native binary16 arithmetic, where the CPU has it
-                    let native = !bf && crate::sim::cpu::avx512_fp16();
-                    for arith in ["f32 lanes", "binary16"].into_iter().take(if native { 2 } else { 1 }) {
+                    // (binary16 arithmetic is f16's)
+                    for (arith, _) in ariths.iter().filter(|&&(ar, has)| has && (!bf || ar != "binary16")) {
                         let (mut out, mut out2) = (o0.clone(), g0.clone());
-                        // SAFETY: the CPU has AVX-512 (checked above; AVX512-FP16 for
-                        // `run_native`); the slices have n values
+                        // SAFETY: the CPU has the arithmetic's features (`ariths`); the
+                        // slices have n values
                         unsafe {
-                            match (bf, arith) {
-                                (true, _) => run::<Bf16>(step, &mut out, &mut out2, &a, &b, &c),
-                                (false, "f32 lanes") => run::<F16>(step, &mut out, &mut out2, &a, &b, &c),
+                            match (bf, *arith) {
+                                (true, "16 f32 lanes") => run::<Bf16>(step, &mut out, &mut out2, &a, &b, &c),
+                                (false, "16 f32 lanes") => run::<F16>(step, &mut out, &mut out2, &a, &b, &c),
+                                (true, "8 f32 lanes") => run_8::<Bf16x8>(step, &mut out, &mut out2, &a, &b, &c),
+                                (false, "8 f32 lanes") => run_8::<F16x8>(step, &mut out, &mut out2, &a, &b, &c),
                                 _ => run_native(step, &mut out, &mut out2, &a, &b, &c),
                             }
                         };
+                        ran += 1;
                         // (a NaN as any NaN, as the engines' tests compare them: which NaN an
                         // operation on two returns depends on the operand order, and the
                         // compiler may swap the operands of + and · in the passes)
@@ -486,5 +605,7 @@ mod tests {
                 }
             }
         }
+        // (on an x86-64 CPU without AVX2 and F16C nothing runs: the loops are not used there)
+        assert!(ran > 0 || !cpu::avx2_f16c());
     }
 }
