@@ -1,7 +1,7 @@
 """The instruction set changes the speed, not the bits: the same float batches run in this
 process (the best tier the CPU has) and in processes capped by ``RNNSIM_ISA=avx2`` (the
-AVX2 tiles for f32/f64, the portable loops compiled for AVX2 + FMA for the half formats, as
-on a CPU without AVX-512) and
+AVX2 tiles for f32/f64, the half formats' elementwise loops 8 lanes wide with AVX2 + F16C,
+as on a CPU without AVX-512) and
 ``RNNSIM_ISA=baseline`` (the loops as compiled for the target), compared bit for bit.
 
 Run as a script (``python tests/test_isa_tiers.py OUT.npz``) it writes the cases' results.
@@ -59,9 +59,12 @@ def cases() -> dict[str, np.ndarray]:
                         if run.final_c is not None:
                             out[f"{key}-final_c"] = np.ascontiguousarray(run.final_c)
                 # bf16 with f32 sums: AVX512-BF16's pair tile where the CPU has it
-                # (`tile_bf16_pairs`), f32's tiles or loops in the capped processes
-                run = net.run_batch(x, "bf16", threads=1, keep="states", fma=True, accumulate="f32")
-                out[f"{kind}-h{hidden}-l{layers}-b{batch}-bf16-f32sums-states"] = np.ascontiguousarray(run.states)
+                # (`tile_bf16_pairs`), f32's tiles or loops in the capped processes; both
+                # half formats' f32 sums rounded by the cells' loops as they read them
+                # (AVX-512 or AVX2) or by a pass after the tiles (baseline)
+                for half in ("bf16", "f16"):
+                    run = net.run_batch(x, half, threads=1, keep="states", fma=True, accumulate="f32")
+                    out[f"{kind}-h{hidden}-l{layers}-b{batch}-{half}-f32sums-states"] = np.ascontiguousarray(run.states)
                 # the approximate activations (f32 only): the same bits at every width too
                 run = net.run_batch(x, "f32", threads=1, keep="states", fma=True, approx_activations=True)
                 out[f"{kind}-h{hidden}-l{layers}-b{batch}-f32-approx-states"] = np.ascontiguousarray(run.states)

@@ -228,12 +228,17 @@ impl Segments {
     #[inline(always)]
     pub(crate) unsafe fn regs(&self) -> Regs {
         use std::arch::x86_64::*;
-        let two = |a: &[f32; SEGMENTS]| [_mm512_loadu_ps(a.as_ptr()), _mm512_loadu_ps(a.as_ptr().add(16))];
         let dropped = if self.bf { 16 } else { 13 };
         let half = 1i64 << (dropped - 1);
         let k = i64::from(self.k);
         let shift = if k < half { (half - k) as i32 } else { 0 };
-        Regs { coef: std::array::from_fn(|k| two(&self.coef[k])), shift, top: (u32::MAX << dropped) as i32, tanh: self.tanh }
+        // (a plain loop, no closure: `std::array::from_fn`'s was once compiled out of line,
+        // each load in it then a call, `test_no_vector_intrinsic_is_compiled_out_of_line`)
+        let mut coef = [[_mm512_setzero_ps(); 2]; DEGREE + 1];
+        for (c, a) in coef.iter_mut().zip(&self.coef) {
+            *c = [_mm512_loadu_ps(a.as_ptr()), _mm512_loadu_ps(a.as_ptr().add(16))];
+        }
+        Regs { coef, shift, top: (u32::MAX << dropped) as i32, tanh: self.tanh }
     }
 }
 
