@@ -358,25 +358,20 @@ unsafe fn index_16<const ROUNDING: bool>(x: std::arch::x86_64::__m512, bf: bool)
     }
 }
 
-/// `gather_avx512` on 8 lanes (AVX2's `vgatherdps`, F16C's `vcvtps2ph`), the tail masked.
-/// Whole vectors are plain loads and stores: with `vmaskmovps` on every vector, as before
-/// session 52, the loop ran 2.3× the time on Zen 3, whose masked stores are slow
-/// (microbenchmark, bf16 values in a 64 Ki table: 1.42 → 0.63 ns per value).
+/// `gather_avx512` on 8 lanes (AVX2's `vgatherdps`, F16C's `vcvtps2ph`), the tail masked
+/// (`simd_round::load_first_8` / `store_first_8`: whole vectors plain; with `vmaskmovps` on
+/// every vector, as before session 52, this loop ran 2.3× the time on Zen 3).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx,f16c")]
 unsafe fn gather_avx2<const ROUNDING: bool>(t: &[f32], bf: bool, xs: &mut [f32]) {
-    use std::arch::x86_64::*;
     debug_assert_eq!(t.len(), SIZE);
+    use crate::sim::simd_round::{load_first_8, store_first_8};
     let (n, p) = (xs.len(), xs.as_mut_ptr());
     let mut i = 0;
-    while i + 8 <= n {
-        _mm256_storeu_ps(p.add(i), lookup_8::<ROUNDING>(t, bf, _mm256_loadu_ps(p.add(i))));
+    while i < n {
+        // a partial vector's other lanes hold 0 (index 0, in the table) and are not stored
+        store_first_8(p.add(i), n - i, lookup_8::<ROUNDING>(t, bf, load_first_8(p.add(i), n - i)));
         i += 8;
-    }
-    if i < n {
-        // masked-off lanes hold 0 (index 0, in the table) and are not stored
-        let live = crate::sim::simd_round::first_lanes_8(n - i);
-        _mm256_maskstore_ps(p.add(i), live, lookup_8::<ROUNDING>(t, bf, _mm256_maskload_ps(p.add(i), live)));
     }
 }
 

@@ -39,7 +39,7 @@
 //! (`gated_pointwise::at`).
 
 pub use crate::sim::cells::gated_pointwise::Grid;
-use crate::sim::simd_round::{first_lanes, first_lanes_8, round_bf16_8_grid, round_bf16_grid, round_f16_8_grid, round_f16_grid};
+use crate::sim::simd_round::{first_lanes, load_first_8, round_bf16_8_grid, round_bf16_grid, round_f16_8_grid, round_f16_grid, store_first_8};
 use std::arch::x86_64::*;
 
 /// The arithmetic of a loop: a register of `W` values of the format and its rounded
@@ -152,7 +152,7 @@ impl<const BF: bool> Arith for InLanes8<BF> {
     }
     #[inline(always)]
     unsafe fn load(m: usize, p: *const f32, i: usize) -> __m256 {
-        load_8(m, p, i)
+        load_first_8(p.add(i), m)
     }
     #[inline(always)]
     unsafe fn read<R: Read>(m: usize, p: *const R::E, i: usize) -> __m256 {
@@ -160,11 +160,7 @@ impl<const BF: bool> Arith for InLanes8<BF> {
     }
     #[inline(always)]
     unsafe fn store(m: usize, p: *mut f32, i: usize, v: __m256) {
-        if m == 8 {
-            _mm256_storeu_ps(p.add(i), v)
-        } else {
-            _mm256_maskstore_ps(p.add(i), first_lanes_8(m), v)
-        }
+        store_first_8(p.add(i), m, v)
     }
     #[inline(always)]
     unsafe fn add(a: __m256, b: __m256) -> __m256 {
@@ -177,16 +173,6 @@ impl<const BF: bool> Arith for InLanes8<BF> {
     #[inline(always)]
     unsafe fn neg(a: __m256) -> __m256 {
         _mm256_xor_ps(a, _mm256_set1_ps(-0.0))
-    }
-}
-
-/// The m (≤ 8) values p[i..i + m] in the first lanes, zeros in the others.
-#[inline(always)]
-unsafe fn load_8(m: usize, p: *const f32, i: usize) -> __m256 {
-    if m == 8 {
-        _mm256_loadu_ps(p.add(i))
-    } else {
-        _mm256_maskload_ps(p.add(i), first_lanes_8(m))
     }
 }
 
@@ -343,7 +329,7 @@ impl Read for Lanes {
     }
     #[inline(always)]
     unsafe fn read_8<const BF: bool>(m: usize, p: *const f32, i: usize) -> __m256 {
-        load_8(m, p, i)
+        load_first_8(p.add(i), m)
     }
 }
 
@@ -363,7 +349,7 @@ impl Read for F32Sums {
     }
     #[inline(always)]
     unsafe fn read_8<const BF: bool>(m: usize, p: *const f32, i: usize) -> __m256 {
-        round_8::<BF>(load_8(m, p, i))
+        round_8::<BF>(load_first_8(p.add(i), m))
     }
 }
 
@@ -384,6 +370,9 @@ impl Read for Binary16 {
     #[inline(always)]
     unsafe fn read_8<const BF: bool>(m: usize, p: *const u16, i: usize) -> __m256 {
         debug_assert!(!BF, "binary16 rows hold f16 values");
+        if m >= 8 {
+            return _mm256_cvtph_ps(_mm_loadu_si128(p.add(i).cast()));
+        }
         // (a partial vector through a copy: AVX2 has no masked 16-bit load)
         let mut bits = [0u16; 8];
         std::ptr::copy_nonoverlapping(p.add(i), bits.as_mut_ptr(), m);

@@ -187,15 +187,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn store_first(self, p: *mut f32, n: usize) {
-        // a whole vector as a plain store: `vmaskmovps` to memory is slow on AMD's cores (a
-        // loop of gathers with it on every vector ran 2.3× the time of plain stores on Zen 3,
-        // session 52)
-        if n >= 8 {
-            return _mm256_storeu_ps(p, self.0);
-        }
-        // lane j is stored where its mask's sign bit is set: j < n
-        let m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        _mm256_maskstore_ps(p, m, self.0)
+        crate::sim::simd_round::store_first_8(p, n, self.0)
     }
     #[inline(always)]
     unsafe fn add(self, o: Self) -> Self {
