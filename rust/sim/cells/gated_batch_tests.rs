@@ -226,11 +226,16 @@ fn input_rows_hoisted_over_several_passes_equal_the_per_sequence_engine() {
 #[test]
 fn one_sequence_of_small_layers_in_registers_equals_the_per_sequence_engine() {
     // batch 1 (and one sequence per thread) runs `gated_single` when every layer's hidden
-    // size is at most 64 in f32 (16 or 8 lanes) or 32 in f64 (8 lanes, AVX-512; its tanh/σ
-    // gathered per kind and tick, `V512d::act_gates`): sizes around the vectors, every cell,
-    // all activations, both fma settings (check_with), and a 3-layer stack over several chunks
+    // size is at most 64 in f32 (16 or 8 lanes) or, in f64, 32 in 8 lanes (AVX-512) or 16
+    // in 4 (AVX2; its tanh/σ gathered per kind and tick, `V512d::act_gates`,
+    // `V256d::act_gates`): sizes around the vectors, every cell, all activations, both fma
+    // settings (check_with), and a 3-layer stack over several chunks
     in_registers::<f32>(&[1, 7, 16, 17, 33, 48, 64], 65, gated_single::available(), 0);
-    in_registers::<f64>(&[1, 7, 8, 9, 16, 23, 32], 33, crate::sim::cpu::avx512(), 100);
+    if crate::sim::cpu::avx512() {
+        in_registers::<f64>(&[1, 7, 8, 9, 16, 23, 32], 33, true, 100);
+    } else {
+        in_registers::<f64>(&[1, 3, 4, 5, 8, 9, 13, 16], 17, crate::sim::cpu::avx2_fma(), 100);
+    }
     // the half formats with f32 sums: f32 lanes of 16 (`V512h`, AVX-512) or of 8 up to
     // hidden 32 (`V256h`, AVX2 + F16C)
     let (sizes, over, able): (&[usize], usize, bool) = if crate::sim::cpu::avx512() { (&[1, 7, 16, 17, 33, 48, 64], 65, true) } else { (&[1, 7, 8, 9, 16, 17, 32], 33, crate::sim::cpu::avx2_f16c()) };
@@ -269,7 +274,8 @@ fn in_registers<F: LaneFormat + Scalar>(sizes: &[usize], over: usize, able: bool
         let gru = gated("gru", 9, 2, 50 + i, &[("gate", a), ("candidate", b)]);
         check::<F>(&Stack::new("gru", vec![gru]).unwrap(), 1, 25, 60 + i);
     }
-    let deep = Stack::new("stacked", vec![gated("gru", 20, 4, 1, &[]), gated("doubling_lstm", 5, 20, 2, &[]), gated("lstm", 16, 5, 3, &[])]).unwrap();
+    // (hidden 16 at most: every kernel's size)
+    let deep = Stack::new("stacked", vec![gated("gru", 16, 4, 1, &[]), gated("doubling_lstm", 5, 16, 2, &[]), gated("lstm", 13, 5, 3, &[])]).unwrap();
     assert!(registers(&plan_of(&deep), 1) == able);
     check::<F>(&deep, 1, 1300, 90 + seed);
 }

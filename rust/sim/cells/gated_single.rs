@@ -13,7 +13,7 @@
 //! (G gate blocks of Q vectors of L units each, every block padded to a vector boundary
 //! with zero weights, so each vector belongs to one gate). V is the widest vector the CPU
 //! has (`gated_single_vectors`): f32 in L = 16 lanes with AVX-512 + FMA, 8 with AVX2 + FMA;
-//! f64 in 8 lanes with AVX-512 only (with AVX2 f64 stays on the tiles); the body is the same
+//! f64 in 8 lanes with AVX-512, 4 with AVX2 + FMA up to hidden 16; the body is the same
 //! generic code, so the same operations and the same bits:
 //!
 //!   gi = b_ih + Σ_k W_ih[:, k]·x_k,  gh = b_hh + Σ_k W_hh[:, k]·h_k   (k ascending; fused
@@ -43,6 +43,9 @@ use std::mem::MaybeUninit;
 pub const MAX_HIDDEN: usize = 64;
 /// In f64: 4 vectors of 8 per gate block.
 pub const F64_MAX_HIDDEN: usize = 32;
+/// In f64 on AVX2 (`V256d`): 4 vectors of 4 per gate block (an LSTM's 16 accumulators fill
+/// the 16 registers; hidden 17–32 runs the lock-step kernel).
+pub const F64_AVX2_MAX_HIDDEN: usize = 16;
 /// In bf16 / f16 with f32 sums on AVX2 (`V256h`): 4 vectors of 8 per gate block, so 24
 /// instantiations of the layer per format rather than f32's 48 (hidden 33–64 was not
 /// measured there; those layers run the lock-step kernel).
@@ -85,8 +88,8 @@ pub trait Elem: Copy + Default + Send + Sync + 'static {
     fn lanes() -> usize;
     /// Whether this CPU runs vectors of `lanes` of this type.
     fn width_available(lanes: usize) -> bool;
-    /// The largest hidden size run here.
-    const MAX_HIDDEN: usize;
+    /// The largest hidden size run here in vectors of `lanes`.
+    fn max_hidden(lanes: usize) -> usize;
     /// `run_layer` on this type's vectors.
     ///
     /// # Safety
@@ -105,7 +108,9 @@ impl Elem for f32 {
     fn width_available(lanes: usize) -> bool {
         if lanes == 16 { crate::sim::cpu::avx512() } else { crate::sim::cpu::avx2_fma() }
     }
-    const MAX_HIDDEN: usize = MAX_HIDDEN;
+    fn max_hidden(_: usize) -> usize {
+        MAX_HIDDEN
+    }
     unsafe fn run_layer(l: &RegLayer<f32>, x: *const f32, ldx: usize, ticks: usize, h: &mut [f32], c: &mut [f32], hs: *mut f32, cs: *mut f32, fma: bool) {
         run_layer(l, x, ldx, ticks, h, c, hs, cs, fma)
     }
@@ -113,15 +118,17 @@ impl Elem for f32 {
 
 impl Elem for f64 {
     fn available() -> bool {
-        crate::sim::cpu::avx512()
+        crate::sim::cpu::avx512() || crate::sim::cpu::avx2_fma()
     }
     fn lanes() -> usize {
-        8
+        if crate::sim::cpu::avx512() { 8 } else { 4 }
     }
-    fn width_available(_: usize) -> bool {
-        crate::sim::cpu::avx512()
+    fn width_available(lanes: usize) -> bool {
+        if lanes == 8 { crate::sim::cpu::avx512() } else { crate::sim::cpu::avx2_fma() }
     }
-    const MAX_HIDDEN: usize = F64_MAX_HIDDEN;
+    fn max_hidden(lanes: usize) -> usize {
+        if lanes == 8 { F64_MAX_HIDDEN } else { F64_AVX2_MAX_HIDDEN }
+    }
     unsafe fn run_layer(l: &RegLayer<f64>, x: *const f64, ldx: usize, ticks: usize, h: &mut [f64], c: &mut [f64], hs: *mut f64, cs: *mut f64, fma: bool) {
         run_layer_f64(l, x, ldx, ticks, h, c, hs, cs, fma)
     }
@@ -138,7 +145,9 @@ impl Elem for u16 {
     fn width_available(lanes: usize) -> bool {
         lanes == 16 && f16_available()
     }
-    const MAX_HIDDEN: usize = MAX_HIDDEN;
+    fn max_hidden(_: usize) -> usize {
+        MAX_HIDDEN
+    }
     unsafe fn run_layer(l: &RegLayer<u16>, x: *const u16, ldx: usize, ticks: usize, h: &mut [u16], c: &mut [u16], hs: *mut u16, cs: *mut u16, fma: bool) {
         run_layer_f16(l, x, ldx, ticks, h, c, hs, cs, fma)
     }
@@ -218,7 +227,7 @@ pub fn available() -> bool {
 }
 
 /// The layer in this kernel's layout for this CPU, or None when its hidden size is above
-/// the type's `Elem::MAX_HIDDEN`.
+/// the type's `Elem::max_hidden`.
 pub fn pack<E: Elem>(g: &GatedPlan<E>) -> Option<RegLayer<E>> {
     let own = if std::any::TypeId::of::<E>() == std::any::TypeId::of::<f64>() { Rounding::F64 } else { Rounding::F32 };
     pack_for(g, E::lanes(), |v| v, own)
@@ -226,10 +235,10 @@ pub fn pack<E: Elem>(g: &GatedPlan<E>) -> Option<RegLayer<E>> {
 
 /// The layer (its values `lane(v)`) in the layout of vectors of `lanes` (16 or 8), in the
 /// lanes' arithmetic `format`, or None when its hidden size is above the type's
-/// `Elem::MAX_HIDDEN`.
+/// `Elem::max_hidden` in those lanes.
 fn pack_for<T: Copy, E: Elem>(g: &GatedPlan<T>, lanes: usize, lane: impl Fn(T) -> E, format: Rounding) -> Option<RegLayer<E>> {
     let hsz = g.hidden;
-    if hsz == 0 || hsz > E::MAX_HIDDEN {
+    if hsz == 0 || hsz > E::max_hidden(lanes) {
         return None;
     }
     let q = hsz.div_ceil(lanes);
@@ -400,16 +409,20 @@ unsafe fn run_layer_f16(_: &RegLayer<u16>, _: *const u16, _: usize, _: usize, _:
     unreachable!("available() is false off x86-64")
 }
 
-/// `run_layer` in f64 (8 lanes, AVX-512).
+/// `run_layer` in f64 (8 lanes with AVX-512, 4 with AVX2 + FMA).
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_layer_f64(l: &RegLayer<f64>, x: *const f64, ldx: usize, ticks: usize, h: &mut [f64], c: &mut [f64], hs: *mut f64, cs: *mut f64, fma: bool) {
     use x86::*;
-    match l.q {
-        1 => go!(layer_avx512_f64, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
-        2 => go!(layer_avx512_f64, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
-        3 => go!(layer_avx512_f64, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
-        _ => go!(layer_avx512_f64, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
+    match (l.lanes, l.q) {
+        (8, 1) => go!(layer_avx512_f64, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (8, 2) => go!(layer_avx512_f64, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (8, 3) => go!(layer_avx512_f64, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (8, _) => go!(layer_avx512_f64, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, 1) => go!(layer_avx2_f64, 1, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, 2) => go!(layer_avx2_f64, 2, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, 3) => go!(layer_avx2_f64, 3, l, fma, x, ldx, ticks, h, c, hs, cs),
+        (_, _) => go!(layer_avx2_f64, 4, l, fma, x, ldx, ticks, h, c, hs, cs),
     }
 }
 
@@ -421,7 +434,7 @@ unsafe fn run_layer_f64(_: &RegLayer<f64>, _: *const f64, _: usize, _: usize, _:
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86 {
-    use super::vectors::{Vector, V256, V256h, V512, V512d, V512h};
+    use super::vectors::{Vector, V256, V256d, V256h, V512, V512d, V512h};
     use super::{row_at, RegLayer, GI_BYTES};
     #[cfg(test)]
     use crate::net::activation::Activation;
@@ -613,6 +626,13 @@ pub(crate) mod x86 {
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn layer_avx512_f64<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f64>, x: *const f64, ldx: usize, ticks: usize, h: &mut [f64], c: &mut [f64], hs: *mut f64, cs: *mut f64) {
         layer::<V512d, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
+    }
+
+    /// `layer` on 4 f64 lanes.
+    #[target_feature(enable = "avx2,avx,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn layer_avx2_f64<const Q: usize, const G: usize, const FUSED: bool>(l: &RegLayer<f64>, x: *const f64, ldx: usize, ticks: usize, h: &mut [f64], c: &mut [f64], hs: *mut f64, cs: *mut f64) {
+        layer::<V256d, Q, G, FUSED>(l, x, ldx, ticks, h, c, hs, cs)
     }
 
     /// `layer` on 8-lane vectors.

@@ -1,6 +1,6 @@
 //! The vectors the single-sequence kernel (`gated_single`) is written over: f32 in 16 lanes
 //! with AVX-512 (`V512`) or 8 with AVX2 + FMA (`V256`), f64 in 8 lanes with AVX-512
-//! (`V512d`), and the half formats with f32 sums in 16 f32 lanes with AVX-512 (`V512h`)
+//! (`V512d`) or 4 with AVX2 + FMA (`V256d`), and the half formats with f32 sums in 16 f32 lanes with AVX-512 (`V512h`)
 //! or 8 with AVX2 + FMA + F16C (`V256h`).
 //! The kernel is one generic body; each operation here is one IEEE operation per
 //! lane (or the exact activations of `activation_avx512` / `activation_avx2`, and for f64
@@ -471,8 +471,8 @@ impl<const BF: bool> Vector for V256h<BF> {
 #[derive(Clone, Copy)]
 pub(crate) struct V512d(__m512d);
 
-/// Vectors of f64 per tick that `V512d::act_gates` takes (5 gate blocks × 4 vectors: hidden
-/// `F64_MAX_HIDDEN`).
+/// Vectors of f64 per tick that `V512d::act_gates` and `V256d::act_gates` take (5 gate
+/// blocks × 4 vectors: hidden `F64_MAX_HIDDEN` in 8 lanes, `F64_AVX2_MAX_HIDDEN` in 4).
 const MAX_VECTORS: usize = 20;
 
 impl Vector for V512d {
@@ -552,6 +552,100 @@ impl Vector for V512d {
         for g in order {
             for v in a[g].iter_mut() {
                 *v = Self::load(p.add(n * 8));
+                n += 1;
+            }
+        }
+    }
+}
+
+/// 4 f64 lanes, AVX2 + FMA: `V512d` on half the width (the same operations, so the same
+/// bits), for hidden ≤ `F64_AVX2_MAX_HIDDEN`.
+#[derive(Clone, Copy)]
+pub(crate) struct V256d(__m256d);
+
+impl Vector for V256d {
+    type E = f64;
+    const LANES: usize = 4;
+    const GROUPED: bool = true;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        V256d(_mm256_setzero_pd())
+    }
+    #[inline(always)]
+    unsafe fn splat_from(p: *const f64) -> Self {
+        V256d(_mm256_set1_pd(*p))
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f64) -> Self {
+        V256d(_mm256_loadu_pd(p))
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut f64) {
+        _mm256_storeu_pd(p, self.0)
+    }
+    #[inline(always)]
+    unsafe fn store_first(self, p: *mut f64, n: usize) {
+        if n >= 4 {
+            return _mm256_storeu_pd(p, self.0);
+        }
+        // lane j stored where its 64-bit mask is negative: j < n
+        let m = _mm256_cmpgt_epi64(_mm256_set1_epi64x(n as i64), _mm256_setr_epi64x(0, 1, 2, 3));
+        _mm256_maskstore_pd(p, m, self.0)
+    }
+    #[inline(always)]
+    unsafe fn add(self, o: Self) -> Self {
+        V256d(_mm256_add_pd(self.0, o.0))
+    }
+    #[inline(always)]
+    unsafe fn mul(self, o: Self) -> Self {
+        V256d(_mm256_mul_pd(self.0, o.0))
+    }
+    #[inline(always)]
+    unsafe fn sum_step<const FUSED: bool>(self, w: Self, z: Self) -> Self {
+        V256d(if FUSED { _mm256_fmadd_pd(w.0, z.0, self.0) } else { _mm256_add_pd(self.0, _mm256_mul_pd(w.0, z.0)) })
+    }
+    #[inline(always)]
+    unsafe fn neg(self) -> Self {
+        V256d(_mm256_xor_pd(self.0, _mm256_set1_pd(-0.0)))
+    }
+    #[inline(always)]
+    unsafe fn lane(self, j: usize) -> Self {
+        // the two f32 halves of f64 lane j, in every lane
+        let (lo, hi) = (2 * j as i32, 2 * j as i32 + 1);
+        let idx = _mm256_setr_epi32(lo, hi, lo, hi, lo, hi, lo, hi);
+        V256d(_mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(self.0), idx)))
+    }
+    #[inline(always)]
+    unsafe fn act(self, a: Activation) -> Self {
+        let mut one = [[self]];
+        Self::act_gates::<1, 1>(&mut one, a, a, 1);
+        one[0][0]
+    }
+    /// As `V512d::act_gates`: the gate blocks' lanes, then the candidate's, each kind one
+    /// call of `float_batch::activate`.
+    #[inline(always)]
+    unsafe fn act_gates<const Q: usize, const G: usize>(a: &mut [[Self; Q]; G], gate: Activation, candidate: Activation, cand: usize) {
+        assert!(Q * G <= MAX_VECTORS);
+        let mut buf = std::mem::MaybeUninit::<[f64; MAX_VECTORS * 4]>::uninit();
+        let p = buf.as_mut_ptr().cast::<f64>();
+        let order = (0..G).filter(|&g| g != cand).chain((cand < G).then_some(cand));
+        let mut n = 0;
+        for g in order.clone() {
+            for v in &a[g] {
+                v.store(p.add(n * 4));
+                n += 1;
+            }
+        }
+        let gates = (G - usize::from(cand < G)) * Q * 4;
+        // SAFETY: the first n·4 values were written above
+        let vals = std::slice::from_raw_parts_mut(p, n * 4);
+        let (gv, cv) = vals.split_at_mut(gates);
+        crate::sim::float_batch::activate::<f64>(gate, gv);
+        crate::sim::float_batch::activate::<f64>(candidate, cv);
+        let mut n = 0;
+        for g in order {
+            for v in a[g].iter_mut() {
+                *v = Self::load(p.add(n * 4));
                 n += 1;
             }
         }
