@@ -525,35 +525,41 @@ impl Vector for V512d {
         Self::act_gates::<1, 1>(&mut one, a, a, 1);
         one[0][0]
     }
-    /// Through a buffer: the gate blocks' lanes, then the candidate's, each kind one call of
-    /// `float_batch::activate` (the lock-step kernel's own function, so the same bits): a
-    /// call costs ~40 ns of set-up and latency whatever its length (`activation_f64`), so a
-    /// tick of hidden 16 makes three calls instead of ten.
     #[inline(always)]
     unsafe fn act_gates<const Q: usize, const G: usize>(a: &mut [[Self; Q]; G], gate: Activation, candidate: Activation, cand: usize) {
-        assert!(Q * G <= MAX_VECTORS);
-        let mut buf = std::mem::MaybeUninit::<[f64; MAX_VECTORS * 8]>::uninit();
-        let p = buf.as_mut_ptr().cast::<f64>();
-        let order = (0..G).filter(|&g| g != cand).chain((cand < G).then_some(cand));
-        let mut n = 0;
-        for g in order.clone() {
-            for v in &a[g] {
-                v.store(p.add(n * 8));
-                n += 1;
-            }
+        act_gates_f64(a, gate, candidate, cand)
+    }
+}
+
+/// `Vector::act_gates` of the f64 vectors (`V512d`, `V256d`), through a buffer: the gate
+/// blocks' lanes, then the candidate's, each kind one call of `float_batch::activate` (the
+/// lock-step kernel's own function, so the same bits): a call costs ~40 ns of set-up and
+/// latency whatever its length (`activation_f64`), so a tick of hidden 16 makes three calls
+/// instead of ten.
+#[inline(always)]
+unsafe fn act_gates_f64<V: Vector<E = f64>, const Q: usize, const G: usize>(a: &mut [[V; Q]; G], gate: Activation, candidate: Activation, cand: usize) {
+    assert!(Q * G <= MAX_VECTORS && V::LANES <= 8);
+    let mut buf = std::mem::MaybeUninit::<[f64; MAX_VECTORS * 8]>::uninit();
+    let (p, l) = (buf.as_mut_ptr().cast::<f64>(), V::LANES);
+    let order = (0..G).filter(|&g| g != cand).chain((cand < G).then_some(cand));
+    let mut n = 0;
+    for g in order.clone() {
+        for v in &a[g] {
+            v.store(p.add(n * l));
+            n += 1;
         }
-        let gates = (G - usize::from(cand < G)) * Q * 8;
-        // SAFETY: the first n·8 values were written above
-        let vals = std::slice::from_raw_parts_mut(p, n * 8);
-        let (gv, cv) = vals.split_at_mut(gates);
-        crate::sim::float_batch::activate::<f64>(gate, gv);
-        crate::sim::float_batch::activate::<f64>(candidate, cv);
-        let mut n = 0;
-        for g in order {
-            for v in a[g].iter_mut() {
-                *v = Self::load(p.add(n * 8));
-                n += 1;
-            }
+    }
+    let gates = (G - usize::from(cand < G)) * Q * l;
+    // SAFETY: the first n·l values were written above
+    let vals = std::slice::from_raw_parts_mut(p, n * l);
+    let (gv, cv) = vals.split_at_mut(gates);
+    crate::sim::float_batch::activate::<f64>(gate, gv);
+    crate::sim::float_batch::activate::<f64>(candidate, cv);
+    let mut n = 0;
+    for g in order {
+        for v in a[g].iter_mut() {
+            *v = V::load(p.add(n * l));
+            n += 1;
         }
     }
 }
@@ -621,34 +627,9 @@ impl Vector for V256d {
         Self::act_gates::<1, 1>(&mut one, a, a, 1);
         one[0][0]
     }
-    /// As `V512d::act_gates`: the gate blocks' lanes, then the candidate's, each kind one
-    /// call of `float_batch::activate`.
     #[inline(always)]
     unsafe fn act_gates<const Q: usize, const G: usize>(a: &mut [[Self; Q]; G], gate: Activation, candidate: Activation, cand: usize) {
-        assert!(Q * G <= MAX_VECTORS);
-        let mut buf = std::mem::MaybeUninit::<[f64; MAX_VECTORS * 4]>::uninit();
-        let p = buf.as_mut_ptr().cast::<f64>();
-        let order = (0..G).filter(|&g| g != cand).chain((cand < G).then_some(cand));
-        let mut n = 0;
-        for g in order.clone() {
-            for v in &a[g] {
-                v.store(p.add(n * 4));
-                n += 1;
-            }
-        }
-        let gates = (G - usize::from(cand < G)) * Q * 4;
-        // SAFETY: the first n·4 values were written above
-        let vals = std::slice::from_raw_parts_mut(p, n * 4);
-        let (gv, cv) = vals.split_at_mut(gates);
-        crate::sim::float_batch::activate::<f64>(gate, gv);
-        crate::sim::float_batch::activate::<f64>(candidate, cv);
-        let mut n = 0;
-        for g in order {
-            for v in a[g].iter_mut() {
-                *v = Self::load(p.add(n * 4));
-                n += 1;
-            }
-        }
+        act_gates_f64(a, gate, candidate, cand)
     }
 }
 
