@@ -1,7 +1,7 @@
 //! The vectors the single-sequence kernel (`gated_single`) is written over: f32 in 16 lanes
 //! with AVX-512 (`V512`) or 8 with AVX2 + FMA (`V256`), f64 in 8 lanes with AVX-512
-//! (`V512d`) or 4 with AVX2 + FMA (`V256d`), and the half formats with f32 sums in 16 f32 lanes with AVX-512 (`V512h`)
-//! or 8 with AVX2 + FMA + F16C (`V256h`).
+//! (`V512d`) or 4 with AVX2 + FMA (`V256d`), and the half formats with f32 sums in 16 f32
+//! lanes with AVX-512 (`V512h`) or 8 with AVX2 + FMA + F16C (`V256h`).
 //! The kernel is one generic body; each operation here is one IEEE operation per
 //! lane (or the exact activations of `activation_avx512` / `activation_avx2`, and for f64
 //! those of the lock-step kernel, `float_batch::activate`), so both f32 widths give the same
