@@ -176,8 +176,11 @@ fn large_kept_results_streamed_equal_the_per_sequence_engine() {
 #[test]
 fn one_sequence_of_a_small_layer_in_registers_equals_the_per_sequence_engine() {
     // batch 1 on one thread runs `rnn_single` in f32 (hidden ≤ 64) and f64 (≤ 32) with
-    // AVX-512: sizes around its vectors, every activation, both fma settings, readouts
-    let able = crate::sim::cpu::avx512();
+    // AVX-512 or AVX2 + FMA (the half formats' f32 sums with F16C too): sizes around its
+    // vectors (16 / 8 lanes, 8 / 4), every activation, both fma settings, readouts
+    use crate::sim::cpu;
+    let able = cpu::avx512() || cpu::avx2_fma();
+    let halves = cpu::avx512() || cpu::avx2_f16c();
     let acts = [Activation::Identity, Activation::Relu, Activation::Slu, Activation::Step, Activation::Tanh, Activation::Sigmoid, Activation::Sign, Activation::SatSigmoid];
     for (i, d) in [1, 7, 8, 9, 16, 17, 31, 32, 33, 48, 64, 65].into_iter().enumerate() {
         for (j, &act) in acts.iter().enumerate() {
@@ -186,9 +189,9 @@ fn one_sequence_of_a_small_layer_in_registers_equals_the_per_sequence_engine() {
             assert_eq!(weights_of(&FloatPlan::<f64>::new(&rnn)).single.is_some(), able && d <= 32, "f64 hidden {d}");
             check::<f32>(&rnn, 1, 30, 900 + i as u64);
             check::<f64>(&rnn, 1, 30, 950 + i as u64);
-            // the half formats with f32 sums, in f32 lanes (`V512h`)
-            assert_eq!(weights_of(&FloatPlan::<Bf16SumF32>::new(&rnn)).single.is_some(), able && d <= 64, "bf16+f32 hidden {d}");
-            assert_eq!(weights_of(&FloatPlan::<F16SumF32>::new(&rnn)).single.is_some(), able && d <= 64, "f16+f32 hidden {d}");
+            // the half formats with f32 sums, in f32 lanes (`V512h`, `V256h`)
+            assert_eq!(weights_of(&FloatPlan::<Bf16SumF32>::new(&rnn)).single.is_some(), halves && d <= 64, "bf16+f32 hidden {d}");
+            assert_eq!(weights_of(&FloatPlan::<F16SumF32>::new(&rnn)).single.is_some(), halves && d <= 64, "f16+f32 hidden {d}");
             check::<Bf16SumF32>(&rnn, 1, 30, 1000 + i as u64);
             check::<F16SumF32>(&rnn, 1, 30, 1050 + i as u64);
         }

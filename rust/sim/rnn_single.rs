@@ -1,17 +1,17 @@
 //! One sequence of a SimpleRNN a tick at a time in registers: the lock-step kernel's path for
 //! a block of one sequence on one thread (`float_batch::run_block`) when the hidden size is
-//! at most 64 in f32 (and bf16 / f16 with f32 sums, in f32 lanes: `V512h`) or 32 in f64
-//! and the CPU has AVX-512. Per tick, on the vectors of the
-//! units (`gated_single_vectors`: 16 f32 or 8 f64 lanes, the units padded to whole vectors
-//! with zero weights):
+//! at most 64 in f32 (and bf16 / f16 with f32 sums, in f32 lanes) or 32 in f64. With
+//! AVX-512 the units are vectors of 16 f32 or 8 f64 lanes (`V512`, `V512h`, `V512d`), with
+//! AVX2 + FMA of 8 or 4 (`V256`, `V256h` with F16C, `V256d`: up to 8 vectors either way);
+//! `gated_single_vectors`, the units padded to whole vectors with zero weights. Per tick:
 //!
 //!   h_t = act(b + Σ_k W[:, k]·x_k + Σ_j V[:, j]·h_{t−1, j})   (k, then j ascending; fused
 //!   or mul-then-add as the run's `fma`)
 //!
 //! the order of `FloatPlan` and of the tiles (one accumulator per unit from the bias, the
-//! input terms, then the recurrent ones), so the same bits. h_{t−1} is read from the ring
-//! slot the previous tick wrote, h_t written to the next one; tanh/σ are the exact
-//! activations of the vectors (`Vector::act`: in registers for f32, one call over the
+//! input terms, then the recurrent ones), so the same bits on every width. h_{t−1} is read
+//! from the ring slot the previous tick wrote, h_t written to the next one; tanh/σ are the
+//! exact activations of the vectors (`Vector::act`: in registers for f32, one call over the
 //! tick's values for f64). Against the tiles at batch 1, hidden 16, input 4, tanh, 1 thread
 //! (Zen 4): f32 113 → 59 ns per tick, f64 198 → 154; with the identity 82 → 32 and 88 → 42
 //! (the tile driver, its scratch rows and a call per tick cost more than the 20 dependent
@@ -23,7 +23,8 @@ use crate::sim::float_engine::FloatPlan;
 use crate::sim::lanes::Rounding;
 use std::any::Any;
 
-/// Largest hidden size run here, f32 (4 vectors of 16) and f64 (4 vectors of 8).
+/// Largest hidden size run here, f32 (4 vectors of 16 with AVX-512, 8 of 8 with AVX2) and
+/// f64 (4 vectors of 8, or 8 of 4).
 pub const MAX_HIDDEN_F32: usize = 64;
 pub const MAX_HIDDEN_F64: usize = 32;
 
@@ -33,6 +34,8 @@ pub const MAX_HIDDEN_F64: usize = 32;
 pub struct RnnLayer<E> {
     d: usize,
     n: usize,
+    /// lanes of a vector: 16 (f32 lanes) or 8 (f64) with AVX-512, 8 or 4 with AVX2
+    lanes: usize,
     /// vectors of the units
     q: usize,
     act: Activation,
@@ -54,17 +57,22 @@ pub enum AnyRnn {
 
 /// `plan` (a `FloatPlan` of some format) packed for this kernel when its format is f32, f64
 /// or a half format with f32 sums (`accumulate="f32"`, in f32 lanes; not with the
-/// approximate activations, which are f32's), the CPU has AVX-512 F/VL/DQ and FMA, and its
-/// hidden size fits.
+/// approximate activations, which are f32's), its hidden size fits, and the CPU has AVX-512
+/// F/VL/DQ and FMA or else AVX2 and FMA (and F16C for the half formats). f16 in its own
+/// arithmetic needs AVX512-FP16.
 pub fn pack_any(plan: &dyn Any) -> Option<AnyRnn> {
-    if !crate::sim::cpu::avx512() {
+    use crate::sim::cpu;
+    let wide = cpu::avx512();
+    if !wide && !cpu::avx2_fma() {
         return None;
     }
+    // f32 lanes per vector, and whether the half formats' conversions are there (F16C)
+    let (l32, halves) = if wide { (16, true) } else { (8, cpu::avx2_f16c()) };
     if let Some(p) = plan.downcast_ref::<FloatPlan<f32>>() {
-        return pack(p, 16, MAX_HIDDEN_F32, Rounding::F32).map(AnyRnn::F32);
+        return pack(p, l32, MAX_HIDDEN_F32, Rounding::F32).map(AnyRnn::F32);
     }
     if let Some(p) = plan.downcast_ref::<FloatPlan<f64>>() {
-        return pack(p, 8, MAX_HIDDEN_F64, Rounding::F64).map(AnyRnn::F64);
+        return pack(p, l32 / 2, MAX_HIDDEN_F64, Rounding::F64).map(AnyRnn::F64);
     }
     if let Some(p) = plan.downcast_ref::<FloatPlan<half::f16>>() {
         if !crate::sim::cells::gated_single::f16_available() {
@@ -72,11 +80,14 @@ pub fn pack_any(plan: &dyn Any) -> Option<AnyRnn> {
         }
         return pack(p, 16, MAX_HIDDEN_F32, Rounding::F16).map(|l| AnyRnn::F16(l.in_bits()));
     }
+    if !halves {
+        return None;
+    }
     if let Some(p) = plan.downcast_ref::<FloatPlan<Bf16SumF32>>() {
-        return pack(p, 16, MAX_HIDDEN_F32, Rounding::Bf16).map(|l| AnyRnn::F32(l.in_f32()));
+        return pack(p, l32, MAX_HIDDEN_F32, Rounding::Bf16).map(|l| AnyRnn::F32(l.in_f32()));
     }
     if let Some(p) = plan.downcast_ref::<FloatPlan<F16SumF32>>() {
-        return pack(p, 16, MAX_HIDDEN_F32, Rounding::F16).map(|l| AnyRnn::F32(l.in_f32()));
+        return pack(p, l32, MAX_HIDDEN_F32, Rounding::F16).map(|l| AnyRnn::F32(l.in_f32()));
     }
     None
 }
@@ -84,7 +95,7 @@ pub fn pack_any(plan: &dyn Any) -> Option<AnyRnn> {
 impl<E: 'static> RnnLayer<E> {
     /// The same layer with its values seen as f32s (E stored as one f32: `f32_sums::cast_vec`).
     fn in_f32(self) -> RnnLayer<f32> {
-        RnnLayer { d: self.d, n: self.n, q: self.q, act: self.act, format: self.format, wx: cast_vec(self.wx), v: cast_vec(self.v), b: cast_vec(self.b) }
+        RnnLayer { d: self.d, n: self.n, lanes: self.lanes, q: self.q, act: self.act, format: self.format, wx: cast_vec(self.wx), v: cast_vec(self.v), b: cast_vec(self.b) }
     }
 }
 
@@ -92,7 +103,7 @@ impl RnnLayer<half::f16> {
     /// The same layer as binary16 bits.
     fn in_bits(self) -> RnnLayer<u16> {
         let bits = |v: Vec<half::f16>| v.into_iter().map(half::f16::to_bits).collect();
-        RnnLayer { d: self.d, n: self.n, q: self.q, act: self.act, format: self.format, wx: bits(self.wx), v: bits(self.v), b: bits(self.b) }
+        RnnLayer { d: self.d, n: self.n, lanes: self.lanes, q: self.q, act: self.act, format: self.format, wx: bits(self.wx), v: bits(self.v), b: bits(self.b) }
     }
 }
 
@@ -114,7 +125,7 @@ fn pack<E: crate::num::float::Float + Copy>(p: &FloatPlan<E>, lanes: usize, max:
     };
     let mut b = vec![E::zero(); width];
     b[..d].copy_from_slice(&p.b);
-    Some(RnnLayer { d, n, q, act: p.activation, format, wx: padded(&p.wt, n), v: padded(&p.vt, d), b })
+    Some(RnnLayer { d, n, lanes, q, act: p.activation, format, wx: padded(&p.wt, n), v: padded(&p.vt, d), b })
 }
 
 impl AnyRnn {
@@ -128,13 +139,17 @@ impl AnyRnn {
         match self {
             AnyRnn::F32(l) => {
                 let (x, h, out) = (same_type::slice(x), same_type::slice(h), same_type::slice_mut(out));
-                match l.format {
-                    Rounding::Bf16 => x86::tick::<x86::V512h<true>>(l, x, h, out, fma),
-                    Rounding::F16 => x86::tick::<x86::V512h<false>>(l, x, h, out, fma),
-                    _ => x86::tick::<x86::V512>(l, x, h, out, fma),
+                match (l.format, l.lanes) {
+                    (Rounding::Bf16, 16) => x86::tick::<x86::V512h<true>>(l, x, h, out, fma),
+                    (Rounding::F16, 16) => x86::tick::<x86::V512h<false>>(l, x, h, out, fma),
+                    (_, 16) => x86::tick::<x86::V512>(l, x, h, out, fma),
+                    (Rounding::Bf16, _) => x86::tick_avx2::<x86::V256h<true>>(l, x, h, out, fma, true),
+                    (Rounding::F16, _) => x86::tick_avx2::<x86::V256h<false>>(l, x, h, out, fma, true),
+                    _ => x86::tick_avx2::<x86::V256>(l, x, h, out, fma, false),
                 }
             }
-            AnyRnn::F64(l) => x86::tick::<x86::V512d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
+            AnyRnn::F64(l) if l.lanes == 8 => x86::tick::<x86::V512d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
+            AnyRnn::F64(l) => x86::tick_avx2::<x86::V256d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma, false),
             AnyRnn::F16(l) => x86::tick_f16(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -148,25 +163,50 @@ impl AnyRnn {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::RnnLayer;
-    pub(super) use crate::sim::cells::gated_single::vectors::{Vector, V512, V512d, V512h};
+    pub(super) use crate::sim::cells::gated_single::vectors::{Vector, V256, V256d, V256h, V512, V512d, V512h};
     use crate::sim::cells::gated_single::x86::{accumulate, affine, live, Memory};
 
-    /// `AnyRnn::tick` on the layer's vectors V (16 f32 or 8 f64 lanes).
+    /// `$entry::<[$v,] Q, FUSED>($args)` for the layer's Q = `$q` vectors (one arm per
+    /// literal in `[..]`, the last for every larger count) and FUSED = `$fma`.
+    macro_rules! by_q {
+        ($entry:ident, $q:expr, $fma:expr, [$($n:literal),*], $last:literal, $args:tt) => {
+            match ($q, $fma) {
+                $(($n, true) => $entry::<$n, true> $args, ($n, false) => $entry::<$n, false> $args,)*
+                (_, true) => $entry::<$last, true> $args,
+                (_, false) => $entry::<$last, false> $args,
+            }
+        };
+        ($entry:ident::<$v:ty>, $q:expr, $fma:expr, [$($n:literal),*], $last:literal, $args:tt) => {
+            match ($q, $fma) {
+                $(($n, true) => $entry::<$v, $n, true> $args, ($n, false) => $entry::<$v, $n, false> $args,)*
+                (_, true) => $entry::<$v, $last, true> $args,
+                (_, false) => $entry::<$v, $last, false> $args,
+            }
+        };
+    }
+
+    /// `AnyRnn::tick` on the layer's AVX-512 vectors V (16 f32 or 8 f64 lanes, up to 4).
     pub(super) fn tick<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], h: &[V::E], out: &mut [V::E], fma: bool) {
         assert!(crate::sim::cpu::avx512() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
         let (x, h, out) = (x.as_ptr(), h.as_ptr(), out.as_mut_ptr());
         // SAFETY: the CPU has AVX-512 F/VL/DQ and FMA, and the slices hold what the tick reads
         // and writes (asserted; `out` through masked stores of d values).
+        unsafe { by_q!(tick_512::<V>, l.q, fma, [1, 2, 3], 4, (l, x, h, out)) }
+    }
+
+    /// `AnyRnn::tick` on the layer's AVX2 vectors V (8 f32 or 4 f64 lanes, up to 8), with
+    /// F16C for the half formats' `V256h` (`f16c`).
+    pub(super) fn tick_avx2<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], h: &[V::E], out: &mut [V::E], fma: bool, f16c: bool) {
+        use crate::sim::cpu;
+        assert!(cpu::avx2_fma() && (!f16c || cpu::avx2_f16c()) && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
+        let (x, h, out) = (x.as_ptr(), h.as_ptr(), out.as_mut_ptr());
+        // SAFETY: the CPU has AVX2 and FMA, and F16C when `f16c` (asserted); the slices hold
+        // what the tick reads and writes (asserted; `out` through stores of d values).
         unsafe {
-            match (l.q, fma) {
-                (1, true) => tick_512::<V, 1, true>(l, x, h, out),
-                (2, true) => tick_512::<V, 2, true>(l, x, h, out),
-                (3, true) => tick_512::<V, 3, true>(l, x, h, out),
-                (_, true) => tick_512::<V, 4, true>(l, x, h, out),
-                (1, false) => tick_512::<V, 1, false>(l, x, h, out),
-                (2, false) => tick_512::<V, 2, false>(l, x, h, out),
-                (3, false) => tick_512::<V, 3, false>(l, x, h, out),
-                (_, false) => tick_512::<V, 4, false>(l, x, h, out),
+            if f16c {
+                by_q!(tick_256_f16c::<V>, l.q, fma, [1, 2, 3, 4, 5, 6, 7], 8, (l, x, h, out))
+            } else {
+                by_q!(tick_256::<V>, l.q, fma, [1, 2, 3, 4, 5, 6, 7], 8, (l, x, h, out))
             }
         }
     }
@@ -180,18 +220,7 @@ mod x86 {
         // SAFETY: the CPU has AVX512-FP16, BW and F16C (checked); the slices hold what the
         // tick reads and writes (asserted; h and out through masked loads and stores of d
         // values).
-        unsafe {
-            match (l.q, fma) {
-                (1, true) => tick_f16_native::<1, true>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
-                (2, true) => tick_f16_native::<2, true>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
-                (3, true) => tick_f16_native::<3, true>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
-                (_, true) => tick_f16_native::<4, true>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
-                (1, false) => tick_f16_native::<1, false>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
-                (2, false) => tick_f16_native::<2, false>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
-                (3, false) => tick_f16_native::<3, false>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
-                (_, false) => tick_f16_native::<4, false>(l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr()),
-            }
-        }
+        unsafe { by_q!(tick_f16_native, l.q, fma, [1, 2, 3], 4, (l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr())) }
     }
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512fp16,fma,avx2,avx,f16c")]
@@ -214,6 +243,16 @@ mod x86 {
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
     unsafe fn tick_512<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
+        tick_body::<V, Q, FUSED>(l, x, h, out)
+    }
+
+    #[target_feature(enable = "avx2,avx,fma")]
+    unsafe fn tick_256<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
+        tick_body::<V, Q, FUSED>(l, x, h, out)
+    }
+
+    #[target_feature(enable = "avx2,avx,fma,f16c")]
+    unsafe fn tick_256_f16c<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
         tick_body::<V, Q, FUSED>(l, x, h, out)
     }
 
