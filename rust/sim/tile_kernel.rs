@@ -33,7 +33,7 @@
 //! f32 lanes with a vector rounding after each operation); f16 runs in native binary16
 //! arithmetic instead when the CPU has AVX512-FP16 (`tile_f16`, 32 lanes, same bits). With
 //! AVX2 + FMA and no AVX-512, f32 and f64 run the same tile and driver on 8 or 4 lanes
-//! (`tile_avx2`: tiles of 6 sequences × 2 vectors, a panel in stripes of 2 vectors), and
+//! (`tile_avx2`: tiles of 6 sequences × 2 AVX2 vectors, panels of one 64-byte vector), and
 //! with F16C also bf16 and f16 in f32 lanes (tiles of 4 × 2, round-to-odd from TwoSum;
 //! bf16's fused step only when no product of the call under- or overflows f32); elsewhere a
 //! portable loop performs the same operations.
@@ -122,7 +122,14 @@ impl<C: Copy + Default> Packed<C> {
     /// in panels of one). Zen 4, session 24, end to end, 1 thread: GRU f32+fma at hidden 16
     /// (48 units) 9.5 → 10.3 M token-steps/s, f32 at hidden 48 (144 units) 2.25–2.28 →
     /// 2.63–2.65 M; at 31 vectors (LSTM hidden 124) one-vector panels were 3% slower.
+    ///
+    /// Where the AVX2 tiles run, always one vector (64 bytes: 16 f32 or 8 f64 units, one
+    /// AVX2 stripe): see [`x86::one_stripe_panels`].
     pub fn for_units(wt: &[C], k: usize, units: usize) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if x86::one_stripe_panels() {
+            return Self::new(wt, k, units, 1);
+        }
         let l = lanes_of::<C>();
         let vectors = units.div_ceil(l);
         let nr = if vectors > 1 && !(units.is_multiple_of(l) && vectors % 2 == 1 && vectors < 16) { 2 } else { 1 };

@@ -318,56 +318,44 @@ fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, 
         F::from_f64_rounded(((s >> 33) % 2001) as f64 / 256.0 - 3.9).to_lane()
     };
     let wt: Vec<F::C> = (0..k * units).map(|_| next()).collect();
-    let p = Packed::for_units(&wt, k, units);
-    let up = p.up;
     let z: Vec<F::C> = (0..ns * (k + 1)).map(|_| next()).collect();
-    let mut bias: Vec<F::C> = (0..units).map(|_| next()).collect();
-    bias.resize(up, F::C::default());
+    let bias: Vec<F::C> = (0..units).map(|_| next()).collect();
     // the addend rows further apart than `up` (hoisted input rows: several ticks per sequence)
-    let ald = 3 * up + 5;
+    let ald = 3 * units + 37;
     let addend: Vec<F::C> = (0..ns * ald).map(|_| next()).collect();
-    let terms = [Term { w: &p, z: &z, ldz: k + 1 }];
-    let regions = region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
-    let mut want_out = vec![F::C::default(); ns * up];
-    affine::<F>(&bias, &terms, ns, &mut want_out, fma);
-    let (mut out, mut pre) = (vec![F::C::default(); ns * up], vec![F::C::default(); regions * ns * hsz]);
-    let split = GateSplit { addend: &addend, addend_ld: ald, pre: &mut pre, hsz, region };
-    if !affine_gates::<F>(&bias, &terms, ns, &mut out, split, fma) {
-        // declined: a vector would hold two gates, the native f16 tile, fused bf16 (portable
-        // loops), or no AVX-512
-        use crate::sim::lanes::Rounding;
-        let declined = !hsz.is_multiple_of(lanes_of::<F::C>()) || F::ROUNDING == Rounding::F16;
-        #[cfg(target_arch = "x86_64")]
-        let declined = declined || (x86::avx2_forced() && !x86::avx2_tiles::<F>());
-        assert!(declined || !cfg!(target_arch = "x86_64") || !crate::sim::cpu::avx512(), "{} hsz {hsz}: the split should run", F::NAME);
-        return;
-    }
-    let bits = |x: F::C| format!("{:?}", F::from_lane(x));
-    for si in 0..ns {
-        for i in 0..units {
-            let (g, u) = (i / hsz, i % hsz);
-            match region[g] {
-                Some(r) => {
-                    let want = F::add_l(addend[si * ald + i], want_out[si * up + i]);
-                    assert_eq!(bits(pre[r * ns * hsz + si * hsz + u]), bits(want), "{} hsz {hsz} k {k} ns {ns} seq {si} unit {i}", F::NAME);
-                }
-                None => assert_eq!(bits(out[si * up + i]), bits(want_out[si * up + i]), "{} row unit {i}", F::NAME),
-            }
+    // panels of this machine's width (`Packed::for_units`: one vector for the AVX2 tiles)
+    // and of two vectors (AVX-512's width, which the AVX2 tiles run in two stripes)
+    for p in [Packed::for_units(&wt, k, units), Packed::new(&wt, k, units, 2)] {
+        let up = p.up;
+        let mut bias = bias.clone();
+        bias.resize(up, F::C::default());
+        let terms = [Term { w: &p, z: &z, ldz: k + 1 }];
+        let regions = region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
+        let mut want_out = vec![F::C::default(); ns * up];
+        affine::<F>(&bias, &terms, ns, &mut want_out, fma);
+        let (mut out, mut pre) = (vec![F::C::default(); ns * up], vec![F::C::default(); regions * ns * hsz]);
+        let split = GateSplit { addend: &addend, addend_ld: ald, pre: &mut pre, hsz, region };
+        if !affine_gates::<F>(&bias, &terms, ns, &mut out, split, fma) {
+            // declined: a vector would hold two gates, the native f16 tile, fused bf16
+            // (portable loops), or no AVX-512
+            use crate::sim::lanes::Rounding;
+            let declined = !hsz.is_multiple_of(lanes_of::<F::C>()) || F::ROUNDING == Rounding::F16;
+            #[cfg(target_arch = "x86_64")]
+            let declined = declined || (x86::avx2_forced() && !x86::avx2_tiles::<F>());
+            assert!(declined || !cfg!(target_arch = "x86_64") || !crate::sim::cpu::avx512(), "{} hsz {hsz}: the split should run", F::NAME);
+            continue;
         }
-    }
-}
-
-#[test]
-fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
-    let lstm = [Some(0), Some(1), Some(3), Some(2), None];
-    let gru = [Some(0), Some(1), None, None, None];
-    let doubling = [Some(0), Some(1), Some(2), Some(4), Some(3)];
-    // hsz 16 (one f32 vector per gate row; 48 GRU units leave a padded vector), 8 (f64 only),
-    // 32, 5 (no split); k across a KC pass boundary (300): the split on the last pass only
-    for &(hsz, k, ns) in &[(16, 20, 9), (8, 7, 3), (32, 300, 10), (16, 300, 17), (5, 4, 4)] {
-        for region in [lstm, gru, doubling] {
-            for fma in [false, true] {
-                every_format!(check_gates(hsz, region, k, ns, fma));
+        let bits = |x: F::C| format!("{:?}", F::from_lane(x));
+        for si in 0..ns {
+            for i in 0..units {
+                let (g, u) = (i / hsz, i % hsz);
+                match region[g] {
+                    Some(r) => {
+                        let want = F::add_l(addend[si * ald + i], want_out[si * up + i]);
+                        assert_eq!(bits(pre[r * ns * hsz + si * hsz + u]), bits(want), "{} hsz {hsz} k {k} ns {ns} pw {} seq {si} unit {i}", F::NAME, p.pw);
+                    }
+                    None => assert_eq!(bits(out[si * up + i]), bits(want_out[si * up + i]), "{} row unit {i} pw {}", F::NAME, p.pw),
+                }
             }
         }
     }
@@ -445,6 +433,20 @@ fn gate_split_of_f32_sums_rounds_each_sum_then_the_addition() {
 /// tests above, bit for bit against the sequential definition. Row counts around 6 and its
 /// multiples, one- and two-stripe panels.
 #[cfg(target_arch = "x86_64")]
+/// `Packed::for_units` packs one vector per panel for the AVX2 tiles (one stripe:
+/// `x86::one_stripe_panels`), two where it would fill them for the AVX-512 ones.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn panels_are_one_vector_wide_for_the_avx2_tiles() {
+    let widths = || (Packed::for_units(&[0f32; 3 * 64], 3, 64).pw, Packed::for_units(&[0f64; 3 * 64], 3, 64).pw);
+    if crate::sim::cpu::avx512() {
+        assert_eq!(widths(), (32, 16));
+    }
+    if crate::sim::cpu::avx2_fma() {
+        assert_eq!(x86::with_avx2_tiles(widths), (16, 8));
+    }
+}
+
 #[test]
 fn avx2_tiles_equal_the_sequential_definition_bit_for_bit() {
     if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")) {

@@ -947,6 +947,21 @@ fn avx512_tiles() -> bool {
     crate::sim::cpu::avx512()
 }
 
+/// Whether `Packed::for_units` packs panels of one 64-byte vector (16 f32 or 8 f64
+/// units) for the AVX2 tiles: no AVX-512 tiles here, and AVX2 + FMA. A panel of two
+/// vectors is run by the AVX2 tiles in two stripes (`tile_avx2`), each reading every other
+/// 64-byte line of the panel's k-major rows (128 bytes per k): a pass's 256 values of k put
+/// a stripe's 256 lines of weights in half of L1's 64 sets, 8 to a set, as many as it has
+/// ways, so the z rows and the accumulators evict weights that the next group of sequences
+/// reads again. One vector per panel is one stripe over contiguous lines, 16 KiB across
+/// all sets. Measured in a C model of the driver (64 sequences, k 1152 × 1024 units, 6 × 16
+/// f32 FMA tiles, KC 256, Zen 3, 12 alternating runs): 65.8 → 77.2 G flop/s median, 82.5 →
+/// 91.0 best; end to end in `benches/HISTORY.md` (session 55). The tiles compute the same
+/// operations in the same order whatever the panel width (same bits).
+pub(super) fn one_stripe_panels() -> bool {
+    !avx512_tiles() && crate::sim::cpu::avx2_fma()
+}
+
 /// Whether the AVX2 tiles can run format `F`: f32 and f64 on a CPU with AVX2 + FMA, bf16
 /// and f16 when it also has F16C (the caller chose them over the AVX-512 ones).
 pub(super) fn avx2_tiles<F: LaneFormat>() -> bool {
