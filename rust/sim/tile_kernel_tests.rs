@@ -361,6 +361,22 @@ fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, 
     }
 }
 
+#[test]
+fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
+    let lstm = [Some(0), Some(1), Some(3), Some(2), None];
+    let gru = [Some(0), Some(1), None, None, None];
+    let doubling = [Some(0), Some(1), Some(2), Some(4), Some(3)];
+    // hsz 16 (one f32 vector per gate row; 48 GRU units leave a padded vector), 8 (f64 only),
+    // 32, 5 (no split); k across a KC pass boundary (300): the split on the last pass only
+    for &(hsz, k, ns) in &[(16, 20, 9), (8, 7, 3), (32, 300, 10), (16, 300, 17), (5, 4, 4)] {
+        for region in [lstm, gru, doubling] {
+            for fma in [false, true] {
+                every_format!(check_gates(hsz, region, k, ns, fma));
+            }
+        }
+    }
+}
+
 /// The half formats with f32 sums (`affine_gates` on f32's tiles, `tile_x86::F32<0, B, G>`):
 /// pre = R(R(addend) + R(sum)), the rounded addition the cells' loops make of unrounded f32
 /// sums (`gated_half_loops::F32Sums`), the rows without a region left as f32's sums, bit
@@ -428,11 +444,6 @@ fn gate_split_of_f32_sums_rounds_each_sum_then_the_addition() {
     }
 }
 
-/// The AVX2 tiles (`tile_avx2`: 6 sequences × stripes of 2 vectors, 8 f32 or 4 f64
-/// lanes; bf16 and f16 in f32 lanes, tiles of 4 × 2), forced on this CPU: the cases of the
-/// tests above, bit for bit against the sequential definition. Row counts around 6 and its
-/// multiples, one- and two-stripe panels.
-#[cfg(target_arch = "x86_64")]
 /// `Packed::for_units` packs one vector per panel for the AVX2 tiles (one stripe:
 /// `x86::one_stripe_panels`), two where it would fill them for the AVX-512 ones.
 #[cfg(target_arch = "x86_64")]
@@ -447,6 +458,11 @@ fn panels_are_one_vector_wide_for_the_avx2_tiles() {
     }
 }
 
+/// The AVX2 tiles (`tile_avx2`: 6 sequences × stripes of 2 vectors, 8 f32 or 4 f64
+/// lanes; bf16 and f16 in f32 lanes, tiles of 4 × 2), forced on this CPU: the cases of the
+/// tests above, bit for bit against the sequential definition. Row counts around 6 and its
+/// multiples, one- and two-stripe panels.
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn avx2_tiles_equal_the_sequential_definition_bit_for_bit() {
     if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")) {
