@@ -5,11 +5,12 @@
 //!
 //! AVX2 has 16 vector registers, so a tile is 6 sequences × 2 vectors (12 accumulators, the
 //! 2 weight vectors of a k and the broadcast z[s][k]: the shape of BLIS's Haswell sgemm
-//! kernel, 6 × 16 f32). `Packed::for_units` packs panels of 2 AVX2 vectors
-//! here (16 f32 or 8 f64 units: one stripe, whose KC values of k are 16 KiB of contiguous
-//! lines, `tile_x86::one_stripe_panels`); a panel of 4 (32 f32 or 16 f64 units, packed for
-//! AVX-512) is run in two stripes of 2, each over every other line of the panel. A block of one sequence runs tiles of 4
-//! panels (8 independent chains), a block of two tiles of 2 panels. Each accumulator
+//! kernel, 6 × 16 f32). `Packed::for_units` packs panels of 2 AVX2 vectors here (16 f32
+//! or 8 f64 units: one stripe, whose KC values of k are 16 KiB of contiguous lines,
+//! `tile_x86::one_stripe_panels`); a panel of 4 (32 f32 or 16 f64 units, packed for
+//! AVX-512) is run in two stripes of 2, each over every other line of the panel. A block
+//! of one sequence runs tiles of 4 panels (8 independent chains), a block of two tiles of
+//! 2 panels. Each accumulator
 //! takes its products in the documented order (k ascending), so the bits are those of the
 //! AVX-512 tiles and of the portable loops.
 //!

@@ -323,6 +323,7 @@ fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, 
     // the addend rows further apart than `up` (hoisted input rows: several ticks per sequence)
     let ald = 3 * units + 37;
     let addend: Vec<F::C> = (0..ns * ald).map(|_| next()).collect();
+    let regions = region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
     // panels of this machine's width (`Packed::for_units`: one vector for the AVX2 tiles)
     // and of two vectors (AVX-512's width, which the AVX2 tiles run in two stripes)
     for p in [Packed::for_units(&wt, k, units), Packed::new(&wt, k, units, 2)] {
@@ -330,7 +331,6 @@ fn check_gates<F: LaneFormat>(hsz: usize, region: [Option<usize>; 5], k: usize, 
         let mut bias = bias.clone();
         bias.resize(up, F::C::default());
         let terms = [Term { w: &p, z: &z, ldz: k + 1 }];
-        let regions = region.iter().flatten().map(|&r| r + 1).max().unwrap_or(0);
         let mut want_out = vec![F::C::default(); ns * up];
         affine::<F>(&bias, &terms, ns, &mut want_out, fma);
         let (mut out, mut pre) = (vec![F::C::default(); ns * up], vec![F::C::default(); regions * ns * hsz]);
