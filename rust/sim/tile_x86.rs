@@ -365,13 +365,38 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUS
         // prefetching loop called through `&mut` and rustc compiled out of line without the
         // caller's target features (its intrinsics function calls: the AVX2 tiles of streamed
         // weights ran 70× slower, found in session 24)
-        if PF {
-            // k in chunks, the prefetch bookkeeping once per chunk (out of the
-            // register-bound inner loop); without, one loop over k (the chunks' loop
-            // cost 10–15% of a tile in L1 on a 2026 Xeon, AVX-512, 12 × 2 tiles)
-            for chunk in seg.chunks() {
-                pf.tick();
-                for k in chunk {
+        if PF || COPIED {
+            // k in chunks (`Seg::chunks`), the prefetch bookkeeping once per chunk (out of
+            // the register-bound inner loop: a plain loop over k with the bookkeeping cost
+            // 10–15% of a tile in L1 on a 2026 Xeon, AVX-512, 12 × 2 tiles). A whole
+            // chunk's PF_CHUNK steps are one unrolled body (a constant trip count), not a
+            // loop that exits every PF_CHUNK values of k; the tiles from a pass's copy run
+            // the same unrolled chunks without prefetching. In a C model of the AVX2 driver
+            // at (64, ·, 1024, 128), G flop/s median as % of the FMA peak: rolled chunks
+            // with session 55's tick 54–61%, unrolled chunks with a stepped prefetch
+            // 74–79%; without prefetching, one rolled loop 58–60%, unrolled chunks 65–67%
+            // (`benches/HISTORY.md`, session 56). The tiles that read z in place (blocks
+            // of few units, `drive_terms`) keep the plain loop.
+            // (the weights of k at a pointer stepped by pw: k_step's k·pw for each step of
+            // the unrolled body was a multiplication per step)
+            let mut k = seg.k0;
+            while k + PF_CHUNK <= seg.k1 {
+                if PF {
+                    pf.tick();
+                }
+                let mut wk = panel.add(k * pw);
+                for j in 0..PF_CHUNK {
+                    k_step::<O, M, N, P, FUSED>(&mut a, wk, seg.pstride, pw, off, z.add(k + j - at), ldz, 0);
+                    wk = wk.add(pw);
+                    step_fence();
+                }
+                k += PF_CHUNK;
+            }
+            if k < seg.k1 {
+                if PF {
+                    pf.tick();
+                }
+                for k in k..seg.k1 {
                     k_step::<O, M, N, P, FUSED>(&mut a, panel, seg.pstride, pw, off, z.add(k - at), ldz, k);
                 }
             }
@@ -472,6 +497,19 @@ unsafe fn gates_from_memory<O: Ops, const M: usize, const N: usize, const P: usi
             }
         }
     }
+}
+
+/// Keeps the loads of one k step of an unrolled chunk (`tile`) after the previous step's:
+/// LLVM otherwise hoisted the next step's weight loads and broadcasts into the previous
+/// one, which needs more vector registers than AVX2's 16 beside a 6 × 2 tile's 12
+/// accumulators, and spilled an accumulator to the stack at every step (a store and load
+/// in its FMA chain: the LSTM at (256, 256, 256, 64) ran at half its rate, session 56).
+/// An empty `asm!` without `nomem` may touch memory, so no load moves across it; it emits
+/// nothing, and the accumulators (never in memory) stay in registers.
+#[inline(always)]
+fn step_fence() {
+    // SAFETY: an empty instruction string: nothing runs.
+    unsafe { std::arch::asm!("", options(nostack, preserves_flags)) }
 }
 
 /// One k step of `tile`: the weight vectors of k (P panels × N vectors at `off`), then every
@@ -663,11 +701,26 @@ impl NextSlice {
         // one event (of `per` lines) every `every` values of k, a power of two
         let every = (iters.max(1) / events).max(1);
         let every = 1usize << (usize::BITS - 1 - every.leading_zeros());
-        Prefetch { slice: *self, next: i, end: e, per, mask: every - 1, count: 0 }
+        let (range, addr, left) = self.cursor(i);
+        Prefetch { slice: *self, next: i, end: e, per, mask: every - 1, count: 0, range, addr, left }
     }
 
-    /// The address of line i (counted over the ranges in order; i < `lines`).
-    #[inline(always)]
+    /// Line i's place: (its range, its address, the lines of that range from it on); past
+    /// the last line, the end of the last range (no lines left).
+    fn cursor(&self, mut i: usize) -> (usize, usize, usize) {
+        for (r, &(first, n)) in self.ranges.iter().enumerate() {
+            if i < n {
+                return (r, first + 64 * i, n - i);
+            }
+            i -= n;
+        }
+        let (first, n) = self.ranges[self.ranges.len() - 1];
+        (self.ranges.len() - 1, first + 64 * n, 0)
+    }
+
+    /// The address of line i (counted over the ranges in order; i < `lines`): what a tile's
+    /// cursor steps through (`Prefetch::tick_with`).
+    #[cfg(test)]
     fn line(&self, mut i: usize) -> usize {
         for &(first, n) in &self.ranges[..self.ranges.len() - 1] {
             if i < n {
@@ -689,14 +742,36 @@ pub(super) struct Prefetch {
     per: usize,
     mask: usize,
     count: usize,
+    /// line `next`'s range, address, and the lines of that range from it on (`NextSlice::cursor`)
+    range: usize,
+    addr: usize,
+    left: usize,
 }
 
 impl Prefetch {
     /// Called once per chunk of k: prefetches the lines due into L2.
     #[inline(always)]
     unsafe fn tick(&mut self) {
-        for i in self.due() {
-            _mm_prefetch::<_MM_HINT_T1>(self.slice.line(i) as *const i8);
+        self.tick_with(|line| _mm_prefetch::<_MM_HINT_T1>(line as *const i8));
+    }
+
+    /// The addresses of the lines due at this tick, in order, given to `fetch`: a cursor
+    /// stepped one line at a time, moving to the next range where one ends
+    /// (`NextSlice::line(i)` for each line, a walk over the ranges, cost the tiles of
+    /// streamed weights their rate: session 56). No call: a call inside the tiles' loop
+    /// would clobber the accumulators' registers (every vector register is caller-saved).
+    #[inline(always)]
+    fn tick_with(&mut self, mut fetch: impl FnMut(usize)) {
+        for _ in self.due() {
+            while self.left == 0 && self.range + 1 < self.slice.ranges.len() {
+                self.range += 1;
+                (self.addr, self.left) = self.slice.ranges[self.range];
+            }
+            if self.left == 0 {
+                return;
+            }
+            fetch(self.addr);
+            (self.addr, self.left) = (self.addr + 64, self.left - 1);
         }
     }
 
@@ -1070,21 +1145,27 @@ mod prefetch_tests {
     use super::*;
 
     /// Every group's ticks together fetch each line of the slice exactly once, within the
-    /// ticks the group has (so the whole slice is in flight before the next panel starts).
+    /// ticks the group has (so the whole slice is in flight before the next panel starts),
+    /// and the addresses a group's ticks give (`tick_with`, a stepped cursor) are its lines'
+    /// (`NextSlice::line`) in order, across empty and non-empty ranges.
     #[test]
     fn the_groups_fetch_every_line_once_within_their_ticks() {
-        for (lines0, lines1) in [(0usize, 0usize), (1, 0), (64, 0), (512, 0), (300, 17), (2, 511), (5000, 3)] {
+        for (lines0, lines1) in [(0usize, 0usize), (1, 0), (64, 0), (512, 0), (300, 17), (2, 511), (5000, 3), (0, 9)] {
             let slice = NextSlice { ranges: [(1 << 20, lines0), (1 << 24, lines1), (1 << 26, lines1), (1 << 28, lines0)], lines: 2 * (lines0 + lines1) };
             for groups in [1usize, 2, 3, 8, 35] {
                 for ticks in [1usize, 2, 7, 32, 33, 64] {
                     let mut seen = vec![0u32; slice.lines];
                     for g in 0..groups {
-                        let mut pf = slice.share(g, groups, ticks);
+                        let (mut pf, mut by_index) = (slice.share(g, groups, ticks), slice.share(g, groups, ticks));
+                        let (mut fetched, mut want) = (Vec::new(), Vec::new());
                         for _ in 0..ticks {
-                            for i in pf.due() {
+                            pf.tick_with(|line| fetched.push(line));
+                            for i in by_index.due() {
                                 seen[i] += 1;
+                                want.push(slice.line(i));
                             }
                         }
+                        assert_eq!(fetched, want, "lines {lines0}+{lines1} group {g} of {groups}, ticks {ticks}");
                     }
                     assert!(seen.iter().all(|&n| n == 1), "lines {lines0}+{lines1} groups {groups} ticks {ticks}: {:?}", seen.iter().enumerate().find(|(_, &n)| n != 1));
                 }
