@@ -372,11 +372,11 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUS
             // chunk's PF_CHUNK steps are one unrolled body (a constant trip count), not a
             // loop that exits every PF_CHUNK values of k; the tiles from a pass's copy run
             // the same unrolled chunks without prefetching. In a C model of the AVX2 driver
-            // at (64, ·, 1024, 128), G flop/s median as % of the FMA peak: rolled chunks
-            // with session 55's tick 54–61%, unrolled chunks with a stepped prefetch
-            // 74–79%; without prefetching, one rolled loop 58–60%, unrolled chunks 65–67%
-            // (`benches/HISTORY.md`, session 56). The tiles that read z in place (blocks
-            // of few units, `drive_terms`) keep the plain loop.
+            // at (64, ·, 1024, 128), median of a run's G flop/s as % of the FMA peak, gcc
+            // -O2 / -O3: rolled chunks with session 55's tick 56 / 74–80%, unrolled chunks
+            // with a stepped prefetch 74 / 82–88% (`benches/HISTORY.md`, session 56). The
+            // tiles that read z in place (blocks of few units, `drive_terms`) keep the
+            // plain loop.
             // (the weights of k at a pointer stepped by pw: k_step's k·pw for each step of
             // the unrolled body was a multiplication per step)
             let mut k = seg.k0;
