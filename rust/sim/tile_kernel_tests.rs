@@ -494,7 +494,7 @@ fn avx2_tiles_equal_the_sequential_definition_bit_for_bit() {
         }
         for fma in [false, true] {
             check::<f32>(610, 512, 11, 2, fma);
-        check::<f32>(610, 512, 31, 2, fma);
+            check::<f32>(610, 512, 31, 2, fma);
             check_affine::<f64>(&[150, 210], 512, 7, 2, fma);
         }
         let lstm = [Some(0), Some(1), Some(3), Some(2), None];

@@ -550,24 +550,32 @@ unsafe fn k_step<O: Ops, const M: usize, const N: usize, const P: usize, const F
     }
 }
 
-/// The tile of `m` sequences (at most 12), prefetching its share `pf` when `PF`.
+/// The tile of `m` sequences (1 ≤ m ≤ `O::ROWS` ≤ 12), prefetching its share `pf` when
+/// `PF`. Only the tiles of at most `O::ROWS` sequences are instantiated (`Fits`): the AVX2
+/// formats hold 6 or 4, and their tiles of 7–12 sequences were dead code that was
+/// instantiated and optimized all the same (a run-time `match` on m).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn group<O: Ops, const N: usize, const FUSED: bool, const PF: bool, const COPIED: bool>(m: usize, segs: &[Seg<O::C>], pw: usize, off: usize, s0: usize, init: *const O::C, a: *mut O::C, up: usize, dest: &[[Dest<O::C>; N]; 1], pf: Prefetch) {
-    match m {
-        12 => tile::<O, 12, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        11 => tile::<O, 11, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        10 => tile::<O, 10, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        9 => tile::<O, 9, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        8 => tile::<O, 8, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        7 => tile::<O, 7, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        6 => tile::<O, 6, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        5 => tile::<O, 5, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        4 => tile::<O, 4, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        3 => tile::<O, 3, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        2 => tile::<O, 2, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
-        _ => tile::<O, 1, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf),
+    debug_assert!((1..=O::ROWS).contains(&m));
+    macro_rules! tiles {
+        ($($m:literal)*) => {$(
+            if Fits::<O, $m>::ROWS && m == $m {
+                return tile::<O, $m, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf);
+            }
+        )*};
     }
+    tiles!(12 11 10 9 8 7 6 5 4 3 2);
+    tile::<O, 1, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf)
+}
+
+/// Whether format O's tiles hold M sequences (M ≤ `Ops::ROWS`), as an associated const: a
+/// branch on it is a `switchInt` on a constant in the instantiated MIR, whose dead side
+/// rustc does not lower (rust-lang/rust#121421), where `M <= O::ROWS` written at the branch
+/// would be a comparison left to LLVM.
+struct Fits<O, const M: usize>(std::marker::PhantomData<O>);
+impl<O: Ops, const M: usize> Fits<O, M> {
+    const ROWS: bool = M <= O::ROWS;
 }
 
 /// The gate split of the last pass (`tile_kernel::affine_gates`): for units in a gate
