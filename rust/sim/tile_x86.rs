@@ -571,8 +571,8 @@ unsafe fn group<O: Ops, const N: usize, const FUSED: bool, const PF: bool, const
 
 /// Whether format O's tiles hold M sequences (M ≤ `Ops::ROWS`), as an associated const: a
 /// branch on it is a `switchInt` on a constant in the instantiated MIR, whose dead side
-/// rustc does not lower (rust-lang/rust#121421), where `M <= O::ROWS` written at the branch
-/// would be a comparison left to LLVM.
+/// rustc's codegen skips (rust-lang/rust#121421; not checked in this crate's IR), where
+/// `M <= O::ROWS` written at the branch would be a comparison left to LLVM.
 struct Fits<O, const M: usize>(std::marker::PhantomData<O>);
 impl<O: Ops, const M: usize> Fits<O, M> {
     const ROWS: bool = M <= O::ROWS;
