@@ -143,13 +143,13 @@ impl AnyRnn {
                     (Rounding::Bf16, 16) => x86::tick::<x86::V512h<true>>(l, x, h, out, fma),
                     (Rounding::F16, 16) => x86::tick::<x86::V512h<false>>(l, x, h, out, fma),
                     (_, 16) => x86::tick::<x86::V512>(l, x, h, out, fma),
-                    (Rounding::Bf16, _) => x86::tick_avx2::<x86::V256h<true>>(l, x, h, out, fma, true),
-                    (Rounding::F16, _) => x86::tick_avx2::<x86::V256h<false>>(l, x, h, out, fma, true),
-                    _ => x86::tick_avx2::<x86::V256>(l, x, h, out, fma, false),
+                    (Rounding::Bf16, _) => x86::tick_avx2_f16c::<x86::V256h<true>>(l, x, h, out, fma),
+                    (Rounding::F16, _) => x86::tick_avx2_f16c::<x86::V256h<false>>(l, x, h, out, fma),
+                    _ => x86::tick_avx2::<x86::V256>(l, x, h, out, fma),
                 }
             }
             AnyRnn::F64(l) if l.lanes == 8 => x86::tick::<x86::V512d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
-            AnyRnn::F64(l) => x86::tick_avx2::<x86::V256d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma, false),
+            AnyRnn::F64(l) => x86::tick_avx2::<x86::V256d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
             AnyRnn::F16(l) => x86::tick_f16(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -194,21 +194,25 @@ mod x86 {
         unsafe { by_q!(tick_512::<V>, l.q, fma, [1, 2, 3], 4, (l, x, h, out)) }
     }
 
-    /// `AnyRnn::tick` on the layer's AVX2 vectors V (8 f32 or 4 f64 lanes, up to 8), with
-    /// F16C for the half formats' `V256h` (`f16c`).
-    pub(super) fn tick_avx2<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], h: &[V::E], out: &mut [V::E], fma: bool, f16c: bool) {
-        use crate::sim::cpu;
-        assert!(cpu::avx2_fma() && (!f16c || cpu::avx2_f16c()) && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
+    /// `AnyRnn::tick` on the layer's AVX2 vectors V (8 f32 or 4 f64 lanes, up to 8).
+    pub(super) fn tick_avx2<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], h: &[V::E], out: &mut [V::E], fma: bool) {
+        assert!(crate::sim::cpu::avx2_fma() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
         let (x, h, out) = (x.as_ptr(), h.as_ptr(), out.as_mut_ptr());
-        // SAFETY: the CPU has AVX2 and FMA, and F16C when `f16c` (asserted); the slices hold
-        // what the tick reads and writes (asserted; `out` through stores of d values).
-        unsafe {
-            if f16c {
-                by_q!(tick_256_f16c::<V>, l.q, fma, [1, 2, 3, 4, 5, 6, 7], 8, (l, x, h, out))
-            } else {
-                by_q!(tick_256::<V>, l.q, fma, [1, 2, 3, 4, 5, 6, 7], 8, (l, x, h, out))
-            }
-        }
+        // SAFETY: the CPU has AVX2 and FMA (asserted); the slices hold what the tick reads
+        // and writes (asserted; `out` through stores of d values).
+        unsafe { by_q!(tick_256::<V>, l.q, fma, [1, 2, 3, 4, 5, 6, 7], 8, (l, x, h, out)) }
+    }
+
+    /// [`tick_avx2`] with F16C as well, for the half formats' `V256h`. (One function per
+    /// feature set: a run-time flag choosing between the two instantiated `tick_256::<V256h>`,
+    /// which calls F16C's conversions out of line, one call per vector; LLVM removed it only
+    /// while it inlined this entry into its caller, which a change of codegen units undid.)
+    pub(super) fn tick_avx2_f16c<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], h: &[V::E], out: &mut [V::E], fma: bool) {
+        use crate::sim::cpu;
+        assert!(cpu::avx2_fma() && cpu::avx2_f16c() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
+        let (x, h, out) = (x.as_ptr(), h.as_ptr(), out.as_mut_ptr());
+        // SAFETY: the CPU has AVX2, FMA and F16C (asserted); the slices as in `tick_avx2`.
+        unsafe { by_q!(tick_256_f16c::<V>, l.q, fma, [1, 2, 3, 4, 5, 6, 7], 8, (l, x, h, out)) }
     }
 
     /// `AnyRnn::tick` in f16's own arithmetic: each x_k (f32 lanes holding f16 values)

@@ -36,6 +36,7 @@
 //! prefetcher. The z rows are copied as pairs for every pass before any tile runs, which is
 //! where their values are checked. Blocks of at least `MIN_ROWS` sequences over at least
 //! `MIN_UNITS` units run here; the gate split's last step and the stores are `tile_x86`'s.
+#![cfg_attr(not(rnnsim_avx512_tiles), allow(dead_code))]
 
 use super::x86::{dests, store_tile, Dest, GateStore, Ops, Terms};
 use super::{Packed, KC, MAX_TERMS};
@@ -396,7 +397,7 @@ pub(super) fn available() -> bool {
     if OFF.get() {
         return false;
     }
-    crate::sim::cpu::avx512_bf16()
+    super::x86::AVX512_TILES_COMPILED && crate::sim::cpu::avx512_bf16()
 }
 
 /// Runs `f` with f32's tiles in place of this one on this thread (tests compare the two).

@@ -28,6 +28,7 @@
 //! The f16 intrinsics and the `__m512h` type are unstable in Rust 1.95, so the two
 //! arithmetic instructions are one-line `asm!` blocks on `__m512i` registers; loads, stores
 //! and conversions are stable intrinsics.
+#![cfg_attr(not(rnnsim_avx512_tiles), allow(dead_code, unused_imports))]
 
 use super::x86::{drive_terms, Ops};
 use super::MAX_TERMS;
@@ -105,7 +106,7 @@ unsafe fn vfmadd231ph_splat(acc: __m512i, w: __m512i, p: *const u16) -> __m512i 
 
 /// The CPU can run this tile.
 pub(super) fn available() -> bool {
-    crate::sim::cpu::avx512_fp16()
+    super::x86::AVX512_TILES_COMPILED && crate::sim::cpu::avx512_fp16()
 }
 
 /// The binary16 bits of f32 lanes holding f16 values (exact).
@@ -267,6 +268,7 @@ unsafe fn bias_bits(bias: &[f32], b16: &mut [u16]) {
 /// a16 (ns rows of the binary16 width) = the terms' products from `init` (the bias row), or
 /// added to a16 as it stands (None): at most MAX_TERMS terms per pass, more continuing from
 /// a16; the bias alone when there is no term.
+#[cfg(rnnsim_avx512_tiles)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512fp16,avx2,avx")]
 unsafe fn tiles<'a>(mut init: Option<&[u16]>, mut t16: impl Iterator<Item = (&'a Packed<u16>, &'a [u16], usize)>, ns: usize, a16: &mut [u16], fma: bool) {
     // (groups in a fixed array: no allocation per call, which batch 1 makes every tick)
@@ -297,6 +299,13 @@ unsafe fn tiles<'a>(mut init: Option<&[u16]>, mut t16: impl Iterator<Item = (&'a
             a16[s * uh..(s + 1) * uh].copy_from_slice(b);
         }
     }
+}
+
+/// Without the AVX-512 tiles (`build.rs`) this tile is not compiled, and never
+/// `available`.
+#[cfg(not(rnnsim_avx512_tiles))]
+unsafe fn tiles<'a>(_: Option<&[u16]>, _: impl Iterator<Item = (&'a Packed<u16>, &'a [u16], usize)>, _: usize, _: &mut [u16], _: bool) {
+    unreachable!("the native f16 tile is not in this build (RNNSIM_AVX512_TILES, build.rs)")
 }
 
 /// Lane mask of the first `m` of 16 lanes.
@@ -338,9 +347,9 @@ unsafe fn from_bits(src: &[u16], dst: &mut [f32]) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, rnnsim_avx512_tiles))]
 mod tests {
-    use super::super::{portable, x86, Packed};
+    use super::super::{portable, Packed};
     use super::*;
 
     /// Random binary16 values (as f32 lanes): subnormals, normals of every size (products
@@ -380,7 +389,7 @@ mod tests {
         let mut native = init.clone();
         accumulate(&p, &z, ldz, ns, &mut native, fma);
         let mut emulated = init.clone();
-        x86::accumulate_emulated_f16(&p, &z, ldz, ns, &mut emulated, fma);
+        super::super::tile_avx512::accumulate_emulated_f16(&p, &z, ldz, ns, &mut emulated, fma);
         let mut loops = init.clone();
         // SAFETY: `loops` holds the ns rows; every panel, this call's alone.
         unsafe {

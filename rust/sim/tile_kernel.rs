@@ -487,6 +487,10 @@ mod tile_bf16_pairs;
 #[path = "tile_avx2.rs"]
 mod tile_avx2;
 
+#[cfg(all(target_arch = "x86_64", rnnsim_avx512_tiles))]
+#[path = "tile_avx512.rs"]
+mod tile_avx512;
+
 #[cfg(test)]
 #[path = "tile_kernel_tests.rs"]
 mod tests;

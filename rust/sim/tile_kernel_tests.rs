@@ -678,7 +678,7 @@ fn tile_rates() {
 /// (`Ops::REG_BROADCAST`, Intel and Zen 5) and with the broadcast embedded in each FMA or
 /// multiply (Zen 4) give the same bits, whichever this CPU runs: tile rows 1–13 (partial
 /// tiles), widths 1 and 2, k around a pass (KC).
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", rnnsim_avx512_tiles))]
 #[test]
 fn tiles_broadcast_either_way_with_the_same_bits() {
     if !crate::sim::cpu::avx512() {
@@ -690,8 +690,8 @@ fn tiles_broadcast_either_way_with_the_same_bits() {
                 let c = case::<F>(k, units, ns, nr);
                 let mut reg = c.init.clone();
                 let mut embedded = c.init.clone();
-                x86::accumulate_broadcast(&c.packed, &c.z, c.ldz, ns, &mut reg, true, fma);
-                x86::accumulate_broadcast(&c.packed, &c.z, c.ldz, ns, &mut embedded, false, fma);
+                super::tile_avx512::accumulate_broadcast(&c.packed, &c.z, c.ldz, ns, &mut reg, true, fma);
+                super::tile_avx512::accumulate_broadcast(&c.packed, &c.z, c.ldz, ns, &mut embedded, false, fma);
                 // bit for bit (the Debug form tells −0 from +0)
                 let bits = |v: &[F::C]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
                 assert_eq!(bits(&reg), bits(&embedded), "{} fma {fma} k {k} units {units} ns {ns} nr {nr}", F::NAME);
