@@ -61,6 +61,7 @@ impl<const R: u8> Ops for F32x8<R> {
     const L: usize = 8;
     const ROWS: usize = if R == 0 { ROWS } else { HALF_ROWS };
     const WIDE2: usize = 2;
+    const WRITE_OUT_CHUNKS: bool = R == 0;
     #[inline(always)]
     unsafe fn load(p: *const f32) -> __m256 { _mm256_loadu_ps(p) }
     #[inline(always)]
@@ -133,6 +134,7 @@ impl Ops for F64x4 {
     const L: usize = 4;
     const ROWS: usize = ROWS;
     const WIDE2: usize = 2;
+    const WRITE_OUT_CHUNKS: bool = true;
     #[inline(always)]
     unsafe fn load(p: *const f64) -> __m256d { _mm256_loadu_pd(p) }
     #[inline(always)]

@@ -63,6 +63,13 @@ pub(super) trait Ops {
     /// embedding the broadcast in each FMA or multiply (`fma_splat`, `mul_splat`): see
     /// [`register_broadcast`].
     const REG_BROADCAST: bool = false;
+    /// Whether a full tile (`ROWS` sequences) writes out each chunk's `PF_CHUNK` k steps
+    /// (`tile`, `Shape::WRITTEN_OUT`) rather than leave LLVM a loop to unroll: AVX2's f32
+    /// and f64, whose steps are one or two instructions per accumulator. LLVM unrolled
+    /// their fused chunks and left the unfused ones a rolled counter loop (session 57,
+    /// `benches/HISTORY.md`); the half formats' longer steps keep the loop, and so do the
+    /// AVX-512 tiles (not measured on an AVX-512 CPU since).
+    const WRITE_OUT_CHUNKS: bool = false;
     /// The row stride of a pass's copy of z (`tile_rows::pass_copy`): KC values padded to
     /// an odd number of cache lines.
     const PASS_LD: usize = padded_stride(KC, std::mem::size_of::<Self::C>());
@@ -204,10 +211,20 @@ unsafe fn tile<O: Ops, const M: usize, const N: usize, const P: usize, const FUS
                     pf.tick();
                 }
                 let mut wk = panel.add(k * pw);
-                for j in 0..PF_CHUNK {
-                    k_step::<O, M, N, P, FUSED>(&mut a, wk, seg.pstride, pw, off, z.add(k + j - at), ldz, 0);
-                    wk = wk.add(pw);
-                    step_fence();
+                macro_rules! steps {
+                    ($($j:expr),*) => {$(
+                        k_step::<O, M, N, P, FUSED>(&mut a, wk, seg.pstride, pw, off, z.add(k + $j - at), ldz, 0);
+                        wk = wk.add(pw);
+                        step_fence();
+                    )*};
+                }
+                if Shape::<O, M>::WRITTEN_OUT {
+                    const _: () = assert!(PF_CHUNK == 8);
+                    steps!(0, 1, 2, 3, 4, 5, 6, 7);
+                } else {
+                    for j in 0..PF_CHUNK {
+                        steps!(j);
+                    }
                 }
                 k += PF_CHUNK;
             }
@@ -370,7 +387,7 @@ unsafe fn k_step<O: Ops, const M: usize, const N: usize, const P: usize, const F
 }
 
 /// The tile of `m` sequences (1 ≤ m ≤ `O::ROWS` ≤ 12), prefetching its share `pf` when
-/// `PF`. Only the tiles of at most `O::ROWS` sequences are instantiated (`Fits`): the AVX2
+/// `PF`. Only the tiles of at most `O::ROWS` sequences are instantiated (`Shape::FITS`): the AVX2
 /// formats hold 6 or 4, and their tiles of 7–12 sequences were dead code that was
 /// instantiated and optimized all the same (a run-time `match` on m).
 #[allow(clippy::too_many_arguments)]
@@ -379,7 +396,7 @@ unsafe fn group<O: Ops, const N: usize, const FUSED: bool, const PF: bool, const
     debug_assert!((1..=O::ROWS).contains(&m));
     macro_rules! tiles {
         ($($m:literal)*) => {$(
-            if Fits::<O, $m>::ROWS && m == $m {
+            if Shape::<O, $m>::FITS && m == $m {
                 return tile::<O, $m, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf);
             }
         )*};
@@ -388,13 +405,16 @@ unsafe fn group<O: Ops, const N: usize, const FUSED: bool, const PF: bool, const
     tile::<O, 1, N, 1, FUSED, PF, COPIED>(segs, pw, off, s0, init, a, up, dest, pf)
 }
 
-/// Whether format O's tiles hold M sequences (M ≤ `Ops::ROWS`), as an associated const: a
-/// branch on it is a `switchInt` on a constant in the instantiated MIR, whose dead side
-/// rustc's codegen skips (rust-lang/rust#121421; not checked in this crate's IR), where
+/// Compile-time facts of a tile of M sequences in format O, as associated consts: a branch
+/// on one is a `switchInt` on a constant in the instantiated MIR, whose dead side rustc's
+/// codegen skips (rust-lang/rust#121421; not checked in this crate's IR), where
 /// `M <= O::ROWS` written at the branch would be a comparison left to LLVM.
-struct Fits<O, const M: usize>(std::marker::PhantomData<O>);
-impl<O: Ops, const M: usize> Fits<O, M> {
-    const ROWS: bool = M <= O::ROWS;
+struct Shape<O, const M: usize>(std::marker::PhantomData<O>);
+impl<O: Ops, const M: usize> Shape<O, M> {
+    /// The format's tiles hold M sequences (M ≤ `Ops::ROWS`).
+    const FITS: bool = M <= O::ROWS;
+    /// The tile's chunks are written out (`Ops::WRITE_OUT_CHUNKS`, full tiles only).
+    const WRITTEN_OUT: bool = O::WRITE_OUT_CHUNKS && M == O::ROWS;
 }
 
 /// The gate split of the last pass (`tile_kernel::affine_gates`): for units in a gate
