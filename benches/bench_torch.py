@@ -189,6 +189,13 @@ def cpu_flags() -> set[str]:
     return set(cpuinfo("flags").split())
 
 
+def tile_flags(flags: set[str], avx512_tiles: bool) -> set[str]:
+    """The CPU's flags as the tiles see them: without the AVX-512 tiles in the build
+    (`rnnsim._core.AVX512_TILES`, `build.rs`) an AVX-512 CPU runs the AVX2 ones, so its
+    AVX-512 flags are dropped for the peak's lanes and pipes."""
+    return flags if avx512_tiles else {f for f in flags if not f.startswith("avx512")}
+
+
 def vector_lanes(dt: str, flags: set[str]) -> int:
     """Lanes per vector of the tiles rnnsim runs for `dt` on this CPU: AVX-512 (16 f32, 8 f64,
     32 f16 with AVX512-FP16, bf16/f16 otherwise in f32 lanes) or AVX2 (half that)."""
@@ -319,7 +326,10 @@ def main() -> None:
     print(f"CPU: {cpu_label()}")
     ghz, nominal = args.ghz or measured_ghz(), cpuinfo_mhz()
     mhz, clock_src = (ghz * 1000, "--ghz" if args.ghz else "measured") if ghz else (nominal, "/proc/cpuinfo")
-    flags, vendor, family = cpu_flags(), cpuinfo("vendor_id"), cpuinfo("cpu family")
+    avx512_tiles = rs._core.AVX512_TILES
+    flags, vendor, family = tile_flags(cpu_flags(), avx512_tiles), cpuinfo("vendor_id"), cpuinfo("cpu family")
+    if not avx512_tiles and "avx512f" in cpu_flags():
+        print("rnnsim built without its AVX-512 tiles (RNNSIM_AVX512_TILES, build.rs): the AVX2 tiles run, and the peak is AVX2's")
     per_cycle = vectors_per_cycle(flags, vendor, family)
     print(f"torch: {torch.__version__ if torch is not None else 'not importable (' + TORCH_ERR + '); using the figures quoted in issue 7'}")
     print("token-steps/s = batch*T/seconds, best of repeats; ratio = rnnsim / torch (> 1: rnnsim faster)")

@@ -15,6 +15,10 @@ import numpy as np
 __version__: str
 DEFAULT_MAX_BITS: int
 """Default cap (bits) on any exact numerator or denominator: 2**26."""
+AVX512_TILES: bool
+"""Whether this build has the AVX-512 matrix tiles (``build.rs``: compiled where the building
+machine has AVX-512, or with ``RNNSIM_AVX512_TILES=1``). Without them an AVX-512 CPU runs the
+AVX2 tiles, with the same bits."""
 
 Tensor = np.ndarray | tuple[Sequence[int], Sequence[str]]
 

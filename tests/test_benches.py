@@ -78,6 +78,11 @@ def test_torch_benchmark_helpers():
     assert "".join(calls) == "ab" + "ab" + "ba" + "ab"
     # native f16 tiles where /proc/cpuinfo lists avx512_fp16 (Linux's spelling)
     assert bench_torch.vector_lanes("f16", {"avx512f", "avx512_fp16"}) == 32
+    # a build without the AVX-512 tiles runs the AVX2 ones on an AVX-512 CPU: AVX2's lanes
+    avx512 = {"avx2", "fma", "avx512f", "avx512_fp16"}
+    assert bench_torch.tile_flags(avx512, True) == avx512
+    assert bench_torch.vector_lanes("f32", bench_torch.tile_flags(avx512, False)) == 8
+    assert bench_torch.vector_lanes("f16", bench_torch.tile_flags(avx512, False)) == 8
     assert bench_torch.vector_lanes("f16", {"avx512f"}) == 16 and bench_torch.vector_lanes("f64", {"avx2"}) == 4
     # Zen 4 runs a 512-bit FMA as two 256-bit halves: half the peak of its AVX-512 lanes
     zen4 = bench_torch.vectors_per_cycle({"avx2", "avx512f"}, "AuthenticAMD", "25")

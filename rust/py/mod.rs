@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULT_MAX_BITS", crate::sim::exact_engine::DEFAULT_MAX_BITS)?;
+    m.add("AVX512_TILES", crate::sim::tile_kernel::AVX512_TILES_COMPILED)?;
     m.add_class::<network::PySimpleRnn>()?;
     m.add_class::<cells::PyCellNetwork>()?;
     m.add_function(wrap_pyfunction!(cells::saved_network_kind, m)?)?;

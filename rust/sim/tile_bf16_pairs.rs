@@ -397,7 +397,7 @@ pub(super) fn available() -> bool {
     if OFF.get() {
         return false;
     }
-    super::x86::AVX512_TILES_COMPILED && crate::sim::cpu::avx512_bf16()
+    super::AVX512_TILES_COMPILED && crate::sim::cpu::avx512_bf16()
 }
 
 /// Runs `f` with f32's tiles in place of this one on this thread (tests compare the two).

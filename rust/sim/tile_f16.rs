@@ -106,7 +106,7 @@ unsafe fn vfmadd231ph_splat(acc: __m512i, w: __m512i, p: *const u16) -> __m512i 
 
 /// The CPU can run this tile.
 pub(super) fn available() -> bool {
-    super::x86::AVX512_TILES_COMPILED && crate::sim::cpu::avx512_fp16()
+    super::AVX512_TILES_COMPILED && crate::sim::cpu::avx512_fp16()
 }
 
 /// The binary16 bits of f32 lanes holding f16 values (exact).

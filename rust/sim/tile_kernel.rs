@@ -236,6 +236,11 @@ pub unsafe fn affine_panels<F: LaneFormat>(bias: &[F::C], terms: &[Term<'_, F::C
     }
 }
 
+/// Whether this build has the AVX-512 tiles (the cfg `rnnsim_avx512_tiles`, set by
+/// `build.rs` where the building machine has AVX-512 or `RNNSIM_AVX512_TILES=1`): without
+/// them an AVX-512 CPU runs the AVX2 tiles, with the same bits.
+pub const AVX512_TILES_COMPILED: bool = cfg!(rnnsim_avx512_tiles);
+
 /// Whether `affine_binary16` runs here: f16's native tile (x86-64 with AVX512-FP16).
 pub fn native_f16() -> bool {
     #[cfg(target_arch = "x86_64")]

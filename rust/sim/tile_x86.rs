@@ -856,12 +856,9 @@ fn avx512_tiles() -> bool {
     if AVX2_TILES.get() {
         return false;
     }
-    AVX512_TILES_COMPILED && crate::sim::cpu::avx512()
+    super::AVX512_TILES_COMPILED && crate::sim::cpu::avx512()
 }
 
-/// Whether this build has the AVX-512 tiles (the cfg `rnnsim_avx512_tiles`, set by
-/// `build.rs`): without them an AVX-512 CPU runs the AVX2 tiles, with the same bits.
-pub(super) const AVX512_TILES_COMPILED: bool = cfg!(rnnsim_avx512_tiles);
 
 /// Whether `Packed::for_units` packs panels of one 64-byte vector (16 f32 or 8 f64
 /// units) for the AVX2 tiles: no AVX-512 tiles here, and AVX2 + FMA. A panel of two
