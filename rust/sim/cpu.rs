@@ -97,7 +97,7 @@ pub fn avx2_f16c() -> bool {
 /// Whether the CPU's vector pipes run a 512-bit FMA in one slot (two of them per cycle):
 /// Intel's AVX-512 cores, and AMD's from Zen 5 (CPUID family 0x1A) on. Zen 4 (family 0x19)
 /// splits a 512-bit FMA over its two 256-bit pipes. The f32/f64 tiles choose how to broadcast
-/// by it (`tile_x86::register_broadcast`). Zen 5's mobile parts (Strix Point, also family
+/// by it (`tile_avx512::register_broadcast`). Zen 5's mobile parts (Strix Point, also family
 /// 0x1A) have 256-bit pipes and are counted in; the choice changes the speed, not the bits.
 pub fn full_width_fma() -> bool {
     static FULL: OnceLock<bool> = OnceLock::new();

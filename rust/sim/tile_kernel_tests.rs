@@ -377,7 +377,7 @@ fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
     }
 }
 
-/// The half formats with f32 sums (`affine_gates` on f32's tiles, `tile_x86::F32<0, B, G>`):
+/// The half formats with f32 sums (`affine_gates` on f32's tiles, `tile_avx512::F32<0, B, G>`):
 /// pre = R(R(addend) + R(sum)), the rounded addition the cells' loops make of unrounded f32
 /// sums (`gated_half_loops::F32Sums`), the rows without a region left as f32's sums, bit
 /// for bit; the addends f32 values off the half grid (gi rows not hoisted) and NaN in

@@ -61,7 +61,7 @@ pub(super) trait Ops {
     /// Whether the f32/f64 tiles broadcast z[s][k] into a register once per sequence and k
     /// (`vbroadcastss`/`sd`) for their N vectors (`fma_reg`; unfused, `mul`) instead of
     /// embedding the broadcast in each FMA or multiply (`fma_splat`, `mul_splat`): see
-    /// [`register_broadcast`].
+    /// `tile_avx512::register_broadcast`.
     const REG_BROADCAST: bool = false;
     /// Whether a full tile (`ROWS` sequences) writes out each chunk's `PF_CHUNK` k steps
     /// (`tile`, `Shape::WRITTEN_OUT`) rather than leave LLVM a loop to unroll: AVX2's f32
