@@ -9,7 +9,7 @@
 //!
 //! - `RNNSIM_AVX512_TILES=1` is set (for a wheel that other machines will run), or
 //! - it is unset and the machine that builds has AVX-512 F, VL and DQ, and builds for
-//!   itself (an `pip install` from source: the machine that will run the code).
+//!   itself (a `pip install` from source: the machine that will run the code).
 //!
 //! `RNNSIM_AVX512_TILES=0` leaves them out. Without them an AVX-512 CPU runs the AVX2 tiles
 //! (the same bits: every tier computes the same operations in the same order); the AVX-512
