@@ -326,9 +326,9 @@ def main() -> None:
     print(f"CPU: {cpu_label()}")
     ghz, nominal = args.ghz or measured_ghz(), cpuinfo_mhz()
     mhz, clock_src = (ghz * 1000, "--ghz" if args.ghz else "measured") if ghz else (nominal, "/proc/cpuinfo")
-    avx512_tiles = rs._core.AVX512_TILES
-    flags, vendor, family = tile_flags(cpu_flags(), avx512_tiles), cpuinfo("vendor_id"), cpuinfo("cpu family")
-    if not avx512_tiles and "avx512f" in cpu_flags():
+    avx512_tiles, cpu = rs._core.AVX512_TILES, cpu_flags()
+    flags, vendor, family = tile_flags(cpu, avx512_tiles), cpuinfo("vendor_id"), cpuinfo("cpu family")
+    if not avx512_tiles and "avx512f" in cpu:
         print("rnnsim built without its AVX-512 tiles (RNNSIM_AVX512_TILES, build.rs): the AVX2 tiles run, and the peak is AVX2's")
     per_cycle = vectors_per_cycle(flags, vendor, family)
     print(f"torch: {torch.__version__ if torch is not None else 'not importable (' + TORCH_ERR + '); using the figures quoted in issue 7'}")
