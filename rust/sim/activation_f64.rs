@@ -1,6 +1,7 @@
 //! tanh and σ correctly rounded to f64, fast: on (−8, 8), σ 1.9 and tanh 2.6 ns per
-//! value on a 2026 Xeon with AVX-512 (glibc's scalar tanh, not correctly rounded, 11), σ
-//! 3.3 and tanh 4.3 on Zen 3 with AVX2 (glibc's tanh 18–25). The results are those of
+//! value on a 2026 Xeon with AVX-512 (glibc's scalar tanh, not correctly rounded, 11; tanh
+//! measured there before session 60's addition formula), σ 3.6 and tanh 3.4 on Zen 3 with
+//! AVX2 (tanh 4.9 before; glibc's tanh 15–25). The results are those of
 //! `num::correctly_rounded` (the definition), bit for bit; the speed depends on the CPU
 //! (AVX-512, AVX2 + FMA, portable), the bits do not.
 //!
@@ -8,9 +9,10 @@
 //! hi + (lo − e) and hi + (lo + e) round to the same f64, the true value, which lies between
 //! them, rounds to it too (rounding is monotone).
 //! 1. `activation_f64_quick`: a short evaluation to about 2^−70 (its module doc), for every
-//!    value of a chunk of 64. It leaves about one value in 10^4 (none of 4,096 random
-//!    values on each of (−8, 8), (−1, 1), (−1/8, 1/8); tanh's bound widens towards
-//!    |x| = 2^−7 from both sides: the odd series below it, e^{−2|x|} above).
+//!    value of a chunk of 64. It leaves σ about one value in 10^4 (none of 4,096 random
+//!    values on each of (−8, 8), (−1, 1), (−1/8, 1/8)) and tanh about one in 3·10^3 (1, 2
+//!    and 2 of those 4,096: its bound grows with the square of the distance to the nearest
+//!    k/32, `activation_f64_quick`).
 //!    On AVX2 + FMA and on AVX-512 the tier runs in `activation_f64_staged`'s spelling: the
 //!    same operations in stages over a chunk, on 4 resp. 8 lanes (the scalar lanes' chain
 //!    is bound by latency; their 8-lane vectorisation by the compiler measured slower).
@@ -314,7 +316,7 @@ const DOUBLE: bool = false;
 fn tanh_lane<const FMA: bool, const TIER: bool>(x: f64, c: &Consts) -> (f64, bool) {
     let a = x.abs();
     let am = a.clamp(TANH_TINY, TANH_ONE.next_down());
-    let ((qh, ql), e) = if TIER == QUICK { tanh_quick::<FMA>(am, c) } else { second_tier_bound(tanh_dd::<FMA>(am, c)) };
+    let ((qh, ql), e) = if TIER == QUICK { tanh_quick::<FMA>(am) } else { second_tier_bound(tanh_dd::<FMA>(am, c)) };
     let (t, decided) = decide(qh, ql, e);
     let main = (TANH_TINY..TANH_ONE).contains(&a);
     let v = if a < TANH_TINY {

@@ -1,7 +1,7 @@
 //! The first tier of `activation_f64`: tanh and σ in fewer operations than the
 //! double-double evaluation, accurate to about 2^−70, then Ziv's test at a bound twice the
-//! analysis's. Values it cannot decide (about one in 10^4; at most about one in 10^3 near
-//! |x| = 2^−7, where tanh's two evaluations below meet) go to the double-double tier, and
+//! analysis's (tanh: to between 2^−64 and 2^−99, by the distance to the nearest k/32).
+//! Values it cannot decide (σ about one in 10^4, tanh one in 3·10^3) go to the double-double tier, and
 //! from there to the exact computation: the results are the correctly rounded values
 //! either way.
 //!
@@ -28,41 +28,52 @@
 //!   pair (`fast_two_sum`, then the low parts added: ≤ 2^−104); the quotient by
 //!   `activation_f64::div_dd` (~2^−103). The relative error of e carries over at most once:
 //!   ≤ 2^−71.1 + 2^−74.4 + 2^−103 < 2^−70.5. Ziv's test: 2^−69.
-//! * tanh(a) = −m/(2 + m), m = e^{−2a} − 1 = 2^k·(E − 2^−k), s = 2^k: for k ∈ {0, −1} as
-//!   s·((th − 2^−k) + A + L), where th − 2^−k is exact and either 0 (n = 0) or of
-//!   magnitude ≥ 2 − 2^{511/512} > 2^−8.5 > |A|, so (th − 2^−k) + A is an exact pair; else
-//!   as (−1 + s·(th + A)) + s·L (th + A exact; −1 + s·eh exact as a pair, s·eh ≤ ½). Either
-//!   way the low parts' sum is rounded (≤ s·2^−75, and for k ≤ −2 also 2^−106) and the pair
-//!   normalised (`fast_two_sum`), so |δm| ≤ s·2^−71.4 + 2^−106. The relative error of
-//!   −m/(2 + m) is |δm|·2/(|m|·(2 + m)), and 2 + m ≥ 1 is a pair rounded below 2^−104, so
-//!   the analysis gives s·2^−70.4/(|m|·(2 + m)) + 2^−101 and Ziv's test uses twice that
-//!   (rounded up: 2^−69). Small a makes |m| ≈ 2a small and the bound wide (2^−73/a
-//!   relative, s = ½), so below a = [`TANH_SERIES_BELOW`] the odd series is used instead:
-//! * tanh(a) = a + a³·P(a²) for a < 2^−7, P = Σ c_i z^{i−1}, i = 1..5, the Taylor
-//!   coefficients of tanh (−1/3, 2/15, −17/315, 62/2835, −1382/155925; the first dropped
-//!   term, c_6·z^5 relative to a³, is below 2^−91). z = a², a³ = a·z, corr = a³·P and P's
-//!   Horner steps are each rounded once or twice; c_1 = −1/3 is off by 2^−53.4 relative;
-//!   the later steps' errors are scaled by z ≤ 2^−14. So corr is within 4.8·2^−53 ≈
-//!   2^−50.7 of a³·P relative, and tanh(a) = fast_two_sum(a, corr) adds no error; relative
-//!   to tanh(a) ≥ a(1 − z/3) that is at most 2^−50.7·1.006·z/3 ≤ z·2^−52.2, plus the
-//!   truncation. Ziv's test uses z·2^−51 + 2^−90 (twice that). The two bounds cross near
-//!   a = 2^−7: 2^−52.2·a² = 2^−73/a at a = 2^−6.9 (both ~2^−66 there).
+//! * tanh(a) for a ∈ [2^−30, 20) by the addition formula (session 60; before, −m/(2 + m) with
+//!   m = e^{−2a} − 1 from the exponential above, and the odd series below a = 2^−7: about
+//!   90 vector operations against about 60 now, and no second formula for small a):
+//!   k = round(32a), c = k/32, y = a − c (exact: Sterbenz, c/2 ≤ a ≤ 2c for k ≥ 1, and y = a
+//!   for k = 0; |y| ≤ 1/64), and
+//!
+//!     tanh a = (t + τ)/(1 + t·τ),   t = tanh c,   τ = tanh y,
+//!
+//!   t a pair (th, tl) from [`tanh_table`] (malachite-float's tanh(k/32) to 256 bits, split:
+//!   error ≤ 2^−106·t), τ = fast_two_sum(y, y·z·P(z)), z = y², P = Σ c_i z^{i−1}, i = 1..5,
+//!   the Taylor coefficients of tanh (−1/3, 2/15, −17/315, 62/2835, −1382/155925). The series'
+//!   error is that of corr = (y·z)·P, of which the roundings of z, y·z, P's last Horner step
+//!   and the product, and c_1 = −1/3's 2^−54.6, are at most 4.7·2^−53 ≈ 2^−50.8 of
+//!   |corr| ≤ |y|·z/3 (the earlier steps' are scaled by z ≤ 2^−12), with or without FMA;
+//!   the truncation, c_6·y^13 (c_6 < 0.0036), is below z·2^−68·|y|: so
+//!   |δτ| ≤ z·2^−52.3·|τ| (|τ| ≥ |y|(1 − z/3)). The numerator t + τ is
+//!   fast_two_sum(th, τh) (|th| ≥ tanh(1/32) > 2^−5.01 > tanh(1/64) ≥ |τh| for k ≥ 1; th = 0
+//!   for k = 0, where it is exact) plus tl + τl; the denominator 1 + t·τ is
+//!   fast_two_sum(1, ph) plus pe + (th·τl + tl·τh), ph + pe = th·τh exactly (two_prod); then
+//!   `activation_f64::div_dd` (~2^−103). ∂tanh/∂τ = (1 − t²)/(1 + tτ)² ≤ 1/(1 − 2^−6)² <
+//!   1.032 and |τ| ≤ tanh a (|y| ≤ a), so τ's error is at most 1.032·z·2^−52.3 ≤ z·2^−52.25
+//!   of tanh a; t's, the sums' and the quotient's together stay below 2^−99. Ziv's test
+//!   uses twice the analysis's, [`ERR_TANH`]·z + [`ERR_TANH_FLOOR`] relative (times |qh|).
+//!   Left undecided: about one value in 3·10^3 (1 to 2 of 4,096 random values on (−8, 8),
+//!   (−1, 1) and (−1/8, 1/8); the bound grows with z ≤ 2^−12). The first tier alone: 4.8 →
+//!   3.1 ns per value on Zen 3 (AVX2, staged: `activation_f64_staged`), tanh over a slice
+//!   4.9 → 3.4 (`f64_ns_per_value`).
 
-use crate::sim::activation_f64::{div_dd, div_dd_and_inverse, fast_two_sum, fmadd, table_parts, two_prod, Consts};
+use crate::sim::activation_f64::{div_dd, fast_two_sum, fmadd, table_parts, two_prod, Consts, MAGIC};
+use malachite::base::num::conversion::traits::RoundingFrom;
+use malachite::base::rounding_modes::RoundingMode::Nearest;
+use malachite::Float;
+use std::sync::OnceLock;
 
 /// Ziv's bound of σ's first tier (above twice the analysis's 2^−70.5).
 pub const ERR_SIGMOID: f64 = 1.0 / (1u128 << 69) as f64;
-/// Ziv's bound of tanh's first tier, times |m|·(2 + m)/s (twice the analysis's 2^−70.4,
+/// Ziv's bound of tanh's first tier, relative, per unit of z = y² (twice the analysis's
+/// 2^−52.25, rounded up; module doc).
+pub const ERR_TANH: f64 = 1.0 / (1u128 << 51) as f64;
+/// The part of tanh's Ziv bound that does not scale with z (twice the analysis's 2^−99,
 /// rounded up).
-pub const ERR_TANH: f64 = 1.0 / (1u128 << 69) as f64;
-/// The part of tanh's Ziv bound that does not scale with s (twice the analysis's 2^−101).
-pub const ERR_TANH_FLOOR: f64 = 1.0 / (1u128 << 100) as f64;
-/// Below this |x| (2^−7) tanh's first tier is the odd series (module doc).
-pub const TANH_SERIES_BELOW: f64 = 1.0 / 128.0;
-/// Ziv's bound of the series, relative, per unit of z = a² (twice the analysis's 2^−52.2).
-pub const ERR_TANH_SERIES: f64 = 1.0 / (1u128 << 51) as f64;
-/// The series' bound's constant part (twice its truncation, 2^−91).
-pub const ERR_TANH_SERIES_FLOOR: f64 = 1.0 / (1u128 << 90) as f64;
+pub const ERR_TANH_FLOOR: f64 = 1.0 / (1u128 << 90) as f64;
+/// tanh's table step: t = tanh(k·TANH_STEP), y = a − k·TANH_STEP, |y| ≤ TANH_STEP/2.
+pub const TANH_STEP: f64 = 1.0 / 32.0;
+/// Entries of [`tanh_table`]: k = 0..=round(20/TANH_STEP) (a < `TANH_ONE` = 20).
+pub const TANH_ENTRIES: usize = 641;
 
 /// tanh's Taylor coefficients c_1..c_5 of a^3, a^5, …, a^11: 2^{2n}(2^{2n} − 1)B_{2n}/(2n)!.
 pub(crate) const TANH_SERIES: [f64; 5] = [-1.0 / 3.0, 2.0 / 15.0, -17.0 / 315.0, 62.0 / 2835.0, -1382.0 / 155925.0];
@@ -99,47 +110,55 @@ pub(crate) fn sigmoid_quick<const FMA: bool>(x: f64, c: &Consts) -> (f64, f64) {
     div_dd::<FMA>(nh, nl, dh, dl + el)
 }
 
-/// tanh(a) = a + a³·P(a²) for a < [`TANH_SERIES_BELOW`] as a pair, and its absolute Ziv
-/// bound (ERR_TANH_SERIES·a² + ERR_TANH_SERIES_FLOOR)·a, a ≥ |tanh a| (module doc).
+/// tanh(k·TANH_STEP), k = 0..TANH_ENTRIES, as pairs (th, tl): malachite-float's value to
+/// 256 bits, split into the nearest double and the nearest double to the rest (10 KiB,
+/// built on first use).
+pub(crate) fn tanh_table() -> &'static [[f64; 2]; TANH_ENTRIES] {
+    static TABLE: OnceLock<Box<[[f64; 2]; TANH_ENTRIES]>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        Box::new(std::array::from_fn(|k| {
+            let t = Float::from(k as f64 * TANH_STEP).tanh_prec_round(256, Nearest).0;
+            let h = f64::rounding_from(&t, Nearest).0;
+            let rest = t.sub_prec_round(Float::from(h), 256, Nearest).0;
+            [h, f64::rounding_from(&rest, Nearest).0]
+        }))
+    })
+}
+
+/// (k, y) with a = k·TANH_STEP + y, k = round(a/TANH_STEP) (ties to even, by the 1.5·2^52
+/// trick) and y exact, for a ∈ [0, 20].
 #[inline(always)]
-fn tanh_series<const FMA: bool>(a: f64) -> ((f64, f64), f64) {
-    let z = a * a;
+pub(crate) fn tanh_reduce<const FMA: bool>(a: f64) -> (usize, f64) {
+    let shifted = fmadd::<FMA>(a, 1.0 / TANH_STEP, MAGIC); // a·32 exact: one rounding either way
+    let k = shifted.to_bits().wrapping_sub(MAGIC.to_bits()) as usize;
+    (k, fmadd::<FMA>(-(shifted - MAGIC), TANH_STEP, a))
+}
+
+/// τ = tanh y = y + y·z·P(z), z = y², as a pair, and z (module doc).
+#[inline(always)]
+pub(crate) fn tanh_small<const FMA: bool>(y: f64) -> ((f64, f64), f64) {
+    let z = y * y;
     let (last, rest) = TANH_SERIES.split_last().expect("coefficients");
     let mut p = *last;
     for &ci in rest.iter().rev() {
         p = fmadd::<FMA>(p, z, ci);
     }
-    (fast_two_sum(a, (a * z) * p), (ERR_TANH_SERIES * z + ERR_TANH_SERIES_FLOOR) * a)
+    (fast_two_sum(y, (y * z) * p), z)
 }
 
-/// tanh(a) for a ∈ [2^−30, 20) as a pair, and Ziv's bound for it, absolute. From a =
-/// [`TANH_SERIES_BELOW`] on: the relative bound times |q| = |m|/(2 + m), that is
-/// ERR_TANH·s/(2 + m)² + ERR_TANH_FLOOR·|q| (the reciprocal of 2 + m is the one the division
-/// computed); below, the series' (`tanh_series`). Both are evaluated, then one is selected
-/// (branch-free, so the lanes stay vectorised).
+/// tanh(a) for a ∈ [2^−30, 20) as a pair, and Ziv's bound for it, absolute: the addition
+/// formula (module doc).
 #[inline(always)]
-pub(crate) fn tanh_quick<const FMA: bool>(a: f64, c: &Consts) -> ((f64, f64), f64) {
-    let series = tanh_series::<FMA>(a);
-    let by_exp = tanh_by_exp::<FMA>(a, c);
-    if a < TANH_SERIES_BELOW { series } else { by_exp }
-}
-
-/// tanh(a) = −m/(2 + m), m = e^{−2a} − 1, and its bound (see `tanh_quick`).
-#[inline(always)]
-fn tanh_by_exp<const FMA: bool>(a: f64, c: &Consts) -> ((f64, f64), f64) {
-    let (scale, th, e_a, e_l) = exp_quick_parts::<FMA>(-2.0 * a, c);
-    let (h, l) = if scale >= 0.5 {
-        // k ∈ {0, −1}: 2^k·((th − 2^−k) + A + L), th − 2^−k exact
-        let (h, l) = fast_two_sum(th - (3.0 - 2.0 * scale), e_a); // 2^−k = 1 or 2
-        (h * scale, (l + e_l) * scale)
-    } else {
-        // −1 + 2^k·(th + A) + 2^k·L
-        let (eh, el) = fast_two_sum(th, e_a);
-        let (h, l) = fast_two_sum(-1.0, eh * scale);
-        (h, l + (el + e_l) * scale)
-    };
-    let (mh, ml) = fast_two_sum(h, l);
-    let (dh, dl) = fast_two_sum(2.0, mh);
-    let (q, inv) = div_dd_and_inverse::<FMA>(-mh, -ml, dh, dl + ml);
-    (q, ERR_TANH * scale * inv * inv + ERR_TANH_FLOOR * q.0.abs())
+pub(crate) fn tanh_quick<const FMA: bool>(a: f64) -> ((f64, f64), f64) {
+    let (k, y) = tanh_reduce::<FMA>(a);
+    // (k ≤ 640 but for a NaN, whose lane the caller replaces)
+    let [th, tl] = tanh_table()[k.min(TANH_ENTRIES - 1)];
+    let ((sh, sl), z) = tanh_small::<FMA>(y);
+    let (nh, ne) = fast_two_sum(th, sh);
+    let nl = ne + (tl + sl);
+    let (ph, pe) = two_prod::<FMA>(th, sh);
+    let (dh, de) = fast_two_sum(1.0, ph);
+    let dl = de + (pe + fmadd::<FMA>(th, sl, tl * sh));
+    let q = div_dd::<FMA>(nh, nl, dh, dl);
+    (q, fmadd::<FMA>(ERR_TANH, z, ERR_TANH_FLOOR) * q.0.abs())
 }

@@ -11,14 +11,14 @@
 //! through the evaluation in stages, one pass of its vectors (16 of 4 lanes) per stage, the
 //! intermediate values kept in L1 between passes: σ in four (the reduction, the
 //! polynomial, the table and the quotient's operands, the quotient and Ziv's test), tanh in
-//! six (|x| and which formula, the series, then σ's four on e^{−2|x|}). Within a pass the
+//! three (the reduction and the series, the table and the quotient's operands, the quotient
+//! and Ziv's test; six before session 60's addition formula, `activation_f64_quick`). Within a pass the
 //! vectors are independent and the chain is a fraction of the whole, so the window holds
 //! several vectors of it: the tier alone measured σ 5.6 → 3.4 ns per value and tanh
 //! 7.5 → 4.8 on Zen 3 (`f64_ns_per_value`), then 2.8 and 4.0 with the intermediate arrays
 //! made once per slice ([`Scratch`]) instead of zeroed per chunk. Splitting the quotient
 //! into two passes measured slower (σ 4.8–6.3 ns, with per-chunk arrays). Also: the 2^{j/512} table is read as (high, low) pairs, one 16-byte load per lane
-//! with the index from memory; tanh evaluates only the formulas some lane of a vector needs
-//! (the odd series below |x| = 0.083, e^{−2|x|} above); and the undecided lanes come out
+//! with the index from memory (tanh's tanh(k/32) table likewise); and the undecided lanes come out
 //! as a bit mask per vector, appended to the caller's list of positions. On AVX-512 the
 //! same stages run on 8 lanes (8 vectors per chunk): on a 2026 Xeon, whole slices, σ
 //! 2.6 → 1.9 and tanh 3.6 → 2.6 ns per value against the 4-lane spelling (3.0 and 3.8 for
@@ -39,7 +39,7 @@
 
 use crate::num::correctly_rounded::{SIGMOID_ONE, SIGMOID_ZERO, TANH_ONE, TANH_TINY};
 use crate::sim::activation_f64::{consts, Consts, FirstTier, SliceBuffers, CHUNK, MAGIC, SIGMOID_LOW};
-use crate::sim::activation_f64_quick::{ERR_SIGMOID, ERR_TANH, ERR_TANH_FLOOR, ERR_TANH_SERIES, ERR_TANH_SERIES_FLOOR, TANH_SERIES, TANH_SERIES_BELOW};
+use crate::sim::activation_f64_quick::{tanh_table, ERR_SIGMOID, ERR_TANH, ERR_TANH_FLOOR, TANH_SERIES, TANH_STEP};
 use crate::sim::ziv::Func;
 use crate::sim::activation_f64_vectors::{all, Pd};
 use std::arch::x86_64::*;
@@ -97,7 +97,7 @@ pub(crate) unsafe fn short_pass_512(f: Func, xs: &mut [f64]) -> u64 {
         let mask = ((1u32 << (m - 8 * i).min(8)) - 1) as __mmask8;
         let x = _mm512_mask_loadu_pd(_mm512_set1_pd(0.5), mask, p.add(8 * i));
         let (v, o) = match f {
-            Func::Tanh => tanh_vector(x, c),
+            Func::Tanh => tanh_vector(x),
             Func::Sigmoid => sigmoid_vector(x, c),
         };
         let o = o as __mmask8 & mask;
@@ -121,7 +121,7 @@ unsafe fn pass_body<V: Pd>(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut
     }
     let c = consts();
     match f {
-        Func::Tanh => tanh_chunk(nv, s, c),
+        Func::Tanh => tanh_chunk(nv, s),
         // (a full chunk with the constant count, so that its loops keep constant trip counts)
         Func::Sigmoid if nv == CHUNK / V::LANES => sigmoid_chunk(CHUNK / V::LANES, s, c),
         Func::Sigmoid => sigmoid_chunk(nv, s, c),
@@ -154,12 +154,10 @@ pub(crate) struct Scratch<V: Pd> {
     open: [u32; VECS],
     e: ExpStages<V>,
     q: Operands<V>,
-    /// tanh: |x| clamped, which lanes take the series, and the series' pairs and bounds.
-    am: [V; VECS],
-    series: [u32; VECS],
+    /// tanh: τ as a pair, and z (`tanh_small`).
     sh: [V; VECS],
     sl: [V; VECS],
-    se: [V; VECS],
+    z: [V; VECS],
 }
 
 impl<V: Pd> Scratch<V> {
@@ -252,12 +250,6 @@ unsafe fn splat<V: Pd>(v: f64) -> V {
 #[inline(always)]
 unsafe fn abs<V: Pd>(x: V) -> V {
     V::andnot(splat(-0.0), x)
-}
-
-/// −x (the sign bit flipped, as the scalar tier's negation).
-#[inline(always)]
-unsafe fn neg<V: Pd>(x: V) -> V {
-    V::xor(x, splat(-0.0))
 }
 
 /// (a + b, error) for |a| ≥ |b| (`activation_f64::fast_two_sum`).
@@ -454,57 +446,47 @@ unsafe fn sigmoid_vector<V: Pd>(x: V, c: &Consts) -> (V, u32) {
     sigmoid_finish(x, div_dd(nh, nl, dh, dl).0)
 }
 
-/// `activation_f64_quick::tanh_series` on a vector: (pair, absolute Ziv bound).
-#[inline(always)]
-unsafe fn tanh_series<V: Pd>(a: V) -> (V, V, V) {
-    let z = V::mul(a, a);
-    let (last, rest) = TANH_SERIES.split_last().expect("coefficients");
-    let mut p = splat(*last);
-    for &ci in rest.iter().rev() {
-        p = V::fmadd(p, z, splat(ci));
-    }
-    let (h, l) = fast_two_sum(a, V::mul(V::mul(a, z), p));
-    (h, l, V::mul(V::add(V::mul(splat(ERR_TANH_SERIES), z), splat(ERR_TANH_SERIES_FLOOR)), a))
-}
-
 /// tanh's main range [TANH_TINY, TANH_ONE) of |x|, without its left end, tested as
 /// |a + MIDDLE| < RADIUS (as σ's: no lane outside passes).
 const TANH_MIDDLE: f64 = -(TANH_TINY + TANH_ONE) / 2.0;
 const TANH_RADIUS: f64 = (TANH_ONE - TANH_TINY) / 2.0;
 
-/// |x| clamped to tanh's main range, and which lanes take the series (bits).
+/// Stage 1 of tanh on a vector (`activation_f64_quick::tanh_reduce` and `tanh_small`): |x|
+/// clamped to the main range (clamp as f64::clamp does; NaN lanes become TANH_TINY here and
+/// are replaced at the end), k = round(32a) to `j`, and τ = tanh(a − k/32) as a pair, with
+/// z = (a − k/32)².
 #[inline(always)]
-unsafe fn tanh_argument<V: Pd>(x: V) -> (V, u32) {
-    // clamp as f64::clamp does (NaN lanes are replaced at the end)
+unsafe fn tanh_small<V: Pd>(x: V, j: &mut [i64; 8]) -> (V, V, V) {
     let am = V::min(V::max(abs(x), splat(TANH_TINY)), splat(TANH_ONE.next_down()));
-    (am, V::bits(V::lt(am, splat(TANH_SERIES_BELOW))))
+    let shifted = V::fmadd(am, splat(1.0 / TANH_STEP), splat(MAGIC));
+    V::index(shifted, MAGIC.to_bits() as i64, j.as_mut_ptr());
+    let y = V::fnmadd(V::sub(shifted, splat(MAGIC)), splat(TANH_STEP), am);
+    let z = V::mul(y, y);
+    let (last, rest) = TANH_SERIES.split_last().expect("coefficients");
+    let mut p = splat(*last);
+    for &ci in rest.iter().rev() {
+        p = V::fmadd(p, z, splat(ci));
+    }
+    let (h, l) = fast_two_sum(y, V::mul(V::mul(y, z), p));
+    (h, l, z)
 }
 
-/// m = e^{−2a} − 1 (`tanh_by_exp`) from e^{−2a} = 2^k·(th + A + L), and the quotient's
-/// operands −m and 2 + m as (nh, nl, dh, dl).
+/// Stage 2: the quotient's operands (nh, nl, dh, dl): t + τ and 1 + t·τ, t = tanh(k/32) from
+/// `table` (`activation_f64_quick::tanh_quick`).
 #[inline(always)]
-unsafe fn tanh_operands<V: Pd>((scale, th, e_a, e_l): (V, V, V, V)) -> [V; 4] {
-    // k ∈ {0, −1}: 2^k·((th − 2^−k) + A + L)
-    let (h, l) = fast_two_sum(V::sub(th, V::sub(splat(3.0), V::mul(splat(2.0), scale))), e_a);
-    let (near_h, near_l) = (V::mul(h, scale), V::mul(V::add(l, e_l), scale));
-    // else −1 + 2^k·(th + A) + 2^k·L
-    let (eh, el) = fast_two_sum(th, e_a);
-    let (h, l) = fast_two_sum(splat(-1.0), V::mul(eh, scale));
-    let (far_h, far_l) = (h, V::add(l, V::mul(V::add(el, e_l), scale)));
-    let near = V::ge(scale, splat(0.5));
-    let (m_h, m_l) = fast_two_sum(V::blend(far_h, near_h, near), V::blend(far_l, near_l, near));
-    let (d_h, d_l) = fast_two_sum(splat(2.0), m_h);
-    [neg(m_h), neg(m_l), d_h, V::add(d_l, m_l)]
+unsafe fn tanh_operands<V: Pd>(table: *const [f64; 2], j: &[i64; 8], sh: V, sl: V) -> [V; 4] {
+    let (th, tl) = V::pairs(table, j.as_ptr());
+    let (nh, ne) = fast_two_sum(th, sh);
+    let ph = V::mul(th, sh);
+    let pe = V::fmsub(th, sh, ph);
+    let (dh, de) = fast_two_sum(splat(1.0), ph);
+    [nh, V::add(ne, V::add(tl, sl)), dh, V::add(de, V::add(pe, V::fmadd(th, sl, V::mul(tl, sh))))]
 }
 
-/// The pair and Ziv bound of each lane: the quotient's with its bound, or, in the series'
-/// lanes, the series' (`activation_f64_quick::tanh_quick`).
+/// Stage 3's pair and absolute Ziv bound: the quotient, (ERR_TANH·z + ERR_TANH_FLOOR)·|qh|.
 #[inline(always)]
-unsafe fn tanh_select<V: Pd>(series: u32, (sh, sl, se): (V, V, V), scale: V, ((qh, ql), inv): ((V, V), V)) -> (V, V, V) {
-    let s = V::of_bits(series);
-    let rel = V::mul(V::mul(V::mul(splat(ERR_TANH), scale), inv), inv);
-    let err = V::add(rel, V::mul(splat(ERR_TANH_FLOOR), abs(qh)));
-    (V::blend(qh, sh, s), V::blend(ql, sl, s), V::blend(err, se, s))
+unsafe fn tanh_quotient<V: Pd>(((qh, ql), _): ((V, V), V), z: V) -> (V, V, V) {
+    (qh, ql, V::mul(V::fmadd(splat(ERR_TANH), z, splat(ERR_TANH_FLOOR)), abs(qh)))
 }
 
 /// tanh's result from a pair and its bound: Ziv's test, the sign, then the lanes outside
@@ -527,47 +509,28 @@ unsafe fn tanh_finish<V: Pd>(x: V, (qh, ql, err): (V, V, V)) -> (V, u32) {
 }
 
 /// `activation_f64::tanh_lane` (first tier) over a chunk of vectors, in stages: the values,
-/// and the undecided lanes' bits per vector. A vector evaluates the series, e^{−2a} or
-/// both, as its lanes need (`activation_f64_quick::tanh_quick` selects per lane).
+/// and the undecided lanes' bits per vector.
 #[inline(always)]
-unsafe fn tanh_chunk<V: Pd>(nv: usize, st: &mut Scratch<V>, c: &Consts) {
-    let Scratch { x, v, open, e, q, am, series, sh, sl, se } = st;
+unsafe fn tanh_chunk<V: Pd>(nv: usize, st: &mut Scratch<V>) {
+    let Scratch { x, v, open, e, q, sh, sl, z, .. } = st;
     let x = &x[..nv];
-    let full = all::<V>();
+    let table = tanh_table().as_ptr();
     for (i, &x) in x.iter().enumerate() {
-        (am[i], series[i]) = tanh_argument(x);
+        (sh[i], sl[i], z[i]) = tanh_small(x, &mut e.j[i]);
     }
-    let by_exp = |i: usize| series[i] != full;
-    for i in (0..x.len()).filter(|&i| series[i] != 0) {
-        (sh[i], sl[i], se[i]) = tanh_series(am[i]);
-    }
-    for i in (0..x.len()).filter(|&i| by_exp(i)) {
-        e.reduce(i, V::mul(splat(-2.0), am[i]), c);
-    }
-    for i in (0..x.len()).filter(|&i| by_exp(i)) {
-        e.polynomial(i);
-    }
-    for i in (0..x.len()).filter(|&i| by_exp(i)) {
-        [q.nh[i], q.nl[i], q.dh[i], q.dl[i]] = tanh_operands(e.parts(i));
+    for i in 0..x.len() {
+        [q.nh[i], q.nl[i], q.dh[i], q.dl[i]] = tanh_operands(table, &e.j[i], sh[i], sl[i]);
     }
     for (i, &x) in x.iter().enumerate() {
-        let pair = if series[i] == full { (sh[i], sl[i], se[i]) } else { tanh_select(series[i], (sh[i], sl[i], se[i]), e.scale[i], q.divide(i)) };
-        (v[i], open[i]) = tanh_finish(x, pair);
+        (v[i], open[i]) = tanh_finish(x, tanh_quotient(q.divide(i), z[i]));
     }
 }
 
 /// The same on one vector, its stages in a row (the register path, `short_pass_512`).
 #[inline(always)]
-unsafe fn tanh_vector<V: Pd>(x: V, c: &Consts) -> (V, u32) {
-    let (am, series) = tanh_argument(x);
-    let zero = splat(0.0);
-    let s = if series != 0 { tanh_series(am) } else { (zero, zero, zero) };
-    let pair = if series == all::<V>() {
-        s
-    } else {
-        let e = exp_vector(V::mul(splat(-2.0), am), c);
-        let [nh, nl, dh, dl] = tanh_operands(e);
-        tanh_select(series, s, e.0, div_dd(nh, nl, dh, dl))
-    };
-    tanh_finish(x, pair)
+unsafe fn tanh_vector<V: Pd>(x: V) -> (V, u32) {
+    let mut j = [0i64; 8];
+    let (sh, sl, z) = tanh_small(x, &mut j);
+    let [nh, nl, dh, dl] = tanh_operands(tanh_table().as_ptr(), &j, sh, sl);
+    tanh_finish(x, tanh_quotient(div_dd(nh, nl, dh, dl), z))
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::machine::random::SplitMix64;
-use crate::sim::activation_f64_quick::TANH_SERIES_BELOW;
+use crate::sim::activation_f64_quick::TANH_STEP;
 use malachite::base::num::arithmetic::traits::Abs;
 use malachite::base::num::conversion::traits::ExactFrom;
 
@@ -27,7 +27,7 @@ impl Bits {
 fn inputs(n: usize) -> Vec<f64> {
     let mut g = Bits::new(0x9e37_79b9_7f4a_7c15);
     let mut xs: Vec<f64> = (0..n).map(|i| if i % 4 == 0 { g.value(-12, 4) * 3.0 } else { g.value(-35, 10) }).collect();
-    for t in [TANH_TINY, TANH_SERIES_BELOW, TANH_ONE, SIGMOID_ONE, SIGMOID_ZERO, SIGMOID_LOW, 0.0, 1.0, 680.0, 746.0] {
+    for t in [TANH_TINY, TANH_STEP / 2.0, TANH_STEP, TANH_ONE, SIGMOID_ONE, SIGMOID_ZERO, SIGMOID_LOW, 0.0, 1.0, 680.0, 746.0] {
         for v in [t, t.next_up(), t.next_down()] {
             xs.extend([v, -v]);
         }
@@ -161,10 +161,10 @@ fn the_first_tier_error_is_below_the_bound_of_its_ziv_test() {
         let e = Float::from(-x).exp_prec_round(300, Nearest).0;
         let sx = e.add_prec_round(Float::from(1u32), 300, Nearest).0.reciprocal_prec_round(300, Nearest).0;
         for fma in [true, false] {
-            let (q, bound) = if fma { tanh_quick::<true>(a, c) } else { tanh_quick::<false>(a, c) };
+            let (q, bound) = if fma { tanh_quick::<true>(a) } else { tanh_quick::<false>(a) };
             // in units of the analysis's bound (half of Ziv's)
             let rel = error_of(q, &ta) / (bound / q.0.abs() / 2.0 * 2f64.powi(80));
-            let worst = if a < TANH_SERIES_BELOW { &mut worst_series } else { &mut worst_t };
+            let worst = if a < TANH_STEP / 2.0 { &mut worst_series } else { &mut worst_t };
             *worst = worst.max(rel);
             let q = if fma { sigmoid_quick::<true>(x, c) } else { sigmoid_quick::<false>(x, c) };
             worst_s = worst_s.max(error_of(q, &sx) / (ERR_SIGMOID / 2.0 * 2f64.powi(80)));
@@ -235,6 +235,22 @@ fn the_table_is_two_to_the_j_over_512() {
 }
 
 
+/// tanh(k/32) as pairs: the high part the nearest double, the pair within 2^−105 of the
+/// 300-bit value, and the table reaching the last k the first tier's clamp gives.
+#[test]
+fn the_tanh_table_is_tanh_of_k_over_32() {
+    use crate::sim::activation_f64_quick::{tanh_table, TANH_ENTRIES};
+    let t = tanh_table();
+    assert_eq!(t[0], [0.0, 0.0]);
+    assert_eq!((TANH_ONE.next_down() / TANH_STEP).round() as usize, TANH_ENTRIES - 1, "the clamp's largest k is the last entry");
+    for k in (1..TANH_ENTRIES).step_by(37).chain([1, 2, 32, TANH_ENTRIES - 1]) {
+        let [h, l] = t[k];
+        let exact = Float::from(k as f64 * TANH_STEP).tanh_prec_round(300, Nearest).0;
+        assert_eq!(h, f64::rounding_from(&exact, Nearest).0, "tanh({k}/32): the high part");
+        assert!(error_of((h, l), &exact) < 2f64.powi(-25), "tanh({k}/32): the pair");
+    }
+}
+
 /// The staged spelling of the first tier (`activation_f64_staged`, 4 lanes and, with
 /// AVX-512, 8) equals the scalar lanes, lane by lane, value and decision, on random values of every magnitude and on the edges of
 /// every range (NaN, ±∞, the clamps, the series' end).
@@ -250,7 +266,7 @@ fn the_staged_first_tier_is_the_scalar_one() {
     let c = consts();
     let mut g = Bits::new(0xf64a_4a32_0001);
     let mut xs: Vec<f64> = (0..40_000).map(|i| g.value(-40, 10) / if i % 3 == 0 { 64.0 } else { 1.0 }).collect();
-    for e in [TANH_TINY, TANH_ONE, SIGMOID_ONE, SIGMOID_ZERO, SIGMOID_LOW, TANH_SERIES_BELOW, 0.0, f64::MIN_POSITIVE, 0.5, 0.75] {
+    for e in [TANH_TINY, TANH_ONE, SIGMOID_ONE, SIGMOID_ZERO, SIGMOID_LOW, TANH_STEP / 2.0, 0.0, f64::MIN_POSITIVE, 0.5, 0.75] {
         for v in [e, e.next_up(), e.next_down()] {
             xs.extend([v, -v]);
         }

@@ -31,7 +31,6 @@ pub(crate) trait Pd: Copy {
     unsafe fn max(a: Self, b: Self) -> Self;
     unsafe fn and(a: Self, b: Self) -> Self;
     unsafe fn or(a: Self, b: Self) -> Self;
-    unsafe fn xor(a: Self, b: Self) -> Self;
     /// (not a) and b
     unsafe fn andnot(a: Self, b: Self) -> Self;
     /// a < b (ordered)
@@ -49,12 +48,13 @@ pub(crate) trait Pd: Copy {
     unsafe fn keep(x: Self, m: Self::M) -> Self;
     /// Lane i's selection as bit i.
     unsafe fn bits(m: Self::M) -> u32;
-    /// The selection whose lane i is bit i of b.
-    unsafe fn of_bits(b: u32) -> Self::M;
     /// The reduction's integer part: with `shifted` = y·512/ln 2 + MAGIC and
     /// n = its bits − `magic` = 512k + j, stores j (below 512) of each lane to `j` and
     /// returns 2^k.
     unsafe fn scale_and_index(shifted: Self, magic: i64, j: *mut i64) -> Self;
+    /// The integer in `shifted` (= v + MAGIC, v ≥ 0): its bits − `magic`, each lane's stored
+    /// to `j`.
+    unsafe fn index(shifted: Self, magic: i64, j: *mut i64);
     /// (T_j's high parts, low parts) of the lanes' j from `pairs` ((high, low) side by side).
     unsafe fn pairs(pairs: *const [f64; 2], j: *const i64) -> (Self, Self);
 }
@@ -93,8 +93,6 @@ impl Pd for __m256d {
     #[inline(always)]
     unsafe fn or(a: Self, b: Self) -> Self { _mm256_or_pd(a, b) }
     #[inline(always)]
-    unsafe fn xor(a: Self, b: Self) -> Self { _mm256_xor_pd(a, b) }
-    #[inline(always)]
     unsafe fn andnot(a: Self, b: Self) -> Self { _mm256_andnot_pd(a, b) }
     #[inline(always)]
     unsafe fn lt(a: Self, b: Self) -> Self { _mm256_cmp_pd::<_CMP_LT_OQ>(a, b) }
@@ -117,16 +115,16 @@ impl Pd for __m256d {
     #[inline(always)]
     unsafe fn bits(m: Self) -> u32 { _mm256_movemask_pd(m) as u32 }
     #[inline(always)]
-    unsafe fn of_bits(b: u32) -> Self {
-        _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_and_si256(_mm256_set1_epi64x(b as i64), _mm256_set_epi64x(8, 4, 2, 1)), _mm256_setzero_si256()))
-    }
-    #[inline(always)]
     unsafe fn scale_and_index(shifted: Self, magic: i64, j: *mut i64) -> Self {
         let bits = _mm256_sub_epi64(_mm256_castpd_si256(shifted), _mm256_set1_epi64x(magic));
         let jv = _mm256_and_si256(bits, _mm256_set1_epi64x(511));
         let k = _mm256_slli_epi64::<{ 52 - 9 }>(_mm256_sub_epi64(bits, jv));
         _mm256_storeu_si256(j as *mut __m256i, jv);
         _mm256_castsi256_pd(_mm256_add_epi64(k, _mm256_set1_epi64x(1023 << 52)))
+    }
+    #[inline(always)]
+    unsafe fn index(shifted: Self, magic: i64, j: *mut i64) {
+        _mm256_storeu_si256(j as *mut __m256i, _mm256_sub_epi64(_mm256_castpd_si256(shifted), _mm256_set1_epi64x(magic)));
     }
     #[inline(always)]
     unsafe fn pairs(t: *const [f64; 2], j: *const i64) -> (Self, Self) {
@@ -165,8 +163,6 @@ impl Pd for __m512d {
     #[inline(always)]
     unsafe fn or(a: Self, b: Self) -> Self { _mm512_or_pd(a, b) }
     #[inline(always)]
-    unsafe fn xor(a: Self, b: Self) -> Self { _mm512_xor_pd(a, b) }
-    #[inline(always)]
     unsafe fn andnot(a: Self, b: Self) -> Self { _mm512_andnot_pd(a, b) }
     #[inline(always)]
     unsafe fn lt(a: Self, b: Self) -> __mmask8 { _mm512_cmp_pd_mask::<_CMP_LT_OQ>(a, b) }
@@ -189,14 +185,16 @@ impl Pd for __m512d {
     #[inline(always)]
     unsafe fn bits(m: __mmask8) -> u32 { m as u32 }
     #[inline(always)]
-    unsafe fn of_bits(b: u32) -> __mmask8 { b as __mmask8 }
-    #[inline(always)]
     unsafe fn scale_and_index(shifted: Self, magic: i64, j: *mut i64) -> Self {
         let bits = _mm512_sub_epi64(_mm512_castpd_si512(shifted), _mm512_set1_epi64(magic));
         let jv = _mm512_and_si512(bits, _mm512_set1_epi64(511));
         let k = _mm512_slli_epi64::<{ 52 - 9 }>(_mm512_sub_epi64(bits, jv));
         _mm512_storeu_si512(j as *mut __m512i, jv);
         _mm512_castsi512_pd(_mm512_add_epi64(k, _mm512_set1_epi64(1023 << 52)))
+    }
+    #[inline(always)]
+    unsafe fn index(shifted: Self, magic: i64, j: *mut i64) {
+        _mm512_storeu_si512(j as *mut __m512i, _mm512_sub_epi64(_mm512_castpd_si512(shifted), _mm512_set1_epi64(magic)));
     }
     #[inline(always)]
     unsafe fn pairs(t: *const [f64; 2], j: *const i64) -> (Self, Self) {
