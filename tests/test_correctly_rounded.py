@@ -22,11 +22,13 @@ FUNCS = {"tanh": cr.tanh, "sigmoid": cr.sigmoid}
 
 def _inputs() -> np.ndarray:
     """Values across the ranges of `rust/sim/activation_f64.rs`: tanh's shortcuts (|x| < 2^-30,
-    |x| >= 20), the first tier's switch from tanh's odd series to e^(-2|x|) at 0.083, the
-    table's reduction boundaries near ln2/1024, sigmoid's 40 / -680 / -746 thresholds and its
-    subnormal results, signed zeros, huge values."""
+    |x| >= 20), the steps of tanh's first-tier table k/32 and the midpoints (k + 1/2)/32 where
+    its reduction round(32|x|) ties, the exponential table's reduction boundaries near
+    ln2/1024, sigmoid's 40 / -680 / -746 thresholds and its subnormal results, signed zeros,
+    huge values."""
     rng = np.random.default_rng(7)
-    edges = [2.0**-30, 0.083, 20.0, 40.0, -680.0, -746.0, math.log(2) / 1024, math.log(2), 0.5]
+    tanh_steps = [1 / 64, 1 / 32, 3 / 64, 21 / 64, 1.0, 1279 / 64]
+    edges = [2.0**-30, *tanh_steps, 20.0, 40.0, -680.0, -746.0, math.log(2) / 1024, math.log(2), 0.5]
     near = [v for e in edges for s in (1, -1) for v in (s * e, np.nextafter(s * e, 0), np.nextafter(s * e, 2 * s * e))]
     return np.concatenate([
         rng.uniform(-1, 1, 800), rng.uniform(-0.1, 0.1, 200), rng.uniform(-25, 25, 800), rng.uniform(-800, 50, 400),

@@ -376,20 +376,28 @@ fn tier_pass<const FMA: bool, const TIER: bool>(f: Func, xs: &[f64], out: &mut [
 
 pub(crate) const CHUNK: usize = 64;
 
-/// A spelling of the first tier: over `xs` (at most CHUNK values), the results into `out`,
-/// the positions of the values it leaves undecided into `undecided`; returns how many.
+/// A spelling of the first tier: over `xs` (at most CHUNK values), in place, the results into
+/// `xs` except at the values it leaves undecided, which keep their input; their positions
+/// into `undecided`; returns how many.
 /// (A trait rather than a closure: its `#[inline(always)]` method is inlined into the
 /// caller, target features included.)
 pub(crate) trait FirstTier {
-    fn pass(&mut self, f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize;
+    fn pass(&mut self, f: Func, xs: &mut [f64], undecided: &mut [u8]) -> usize;
 }
 
 /// The scalar lanes of this module ([`quick_pass`]), vectorised by the compiler.
 pub(crate) struct Lanes<const FMA: bool>;
 impl<const FMA: bool> FirstTier for Lanes<FMA> {
     #[inline(always)]
-    fn pass(&mut self, f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
-        quick_pass::<FMA>(f, xs, out, undecided)
+    fn pass(&mut self, f: Func, xs: &mut [f64], undecided: &mut [u8]) -> usize {
+        let m = xs.len();
+        let mut out = [0f64; CHUNK];
+        let n = quick_pass::<FMA>(f, xs, &mut out[..m], undecided);
+        for &i in &undecided[..n] {
+            out[usize::from(i)] = xs[usize::from(i)];
+        }
+        xs.copy_from_slice(&out[..m]);
+        n
     }
 }
 
@@ -414,13 +422,13 @@ fn quick_pass<const FMA: bool>(f: Func, xs: &[f64], out: &mut [f64], undecided: 
 /// the double-double tier, and the few left after that through the exact computation.
 #[inline(always)]
 fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64], quick: &mut impl FirstTier, b: &mut SliceBuffers) {
-    let SliceBuffers { out, idx, rest, at, rest_out, flags } = b;
+    let SliceBuffers { idx, rest, at, rest_out, flags } = b;
     // the values left undecided so far (rest), and their positions in xs (at)
     let mut pending = 0;
     let mut start = 0;
     while start < xs.len() {
         let m = (xs.len() - start).min(CHUNK);
-        let n = quick.pass(f, &xs[start..start + m], &mut out[..m], idx);
+        let n = quick.pass(f, &mut xs[start..start + m], idx);
         if pending + n > CHUNK {
             second_tier::<FMA>(f, xs, &rest[..pending], &at[..pending], rest_out, flags);
             pending = 0;
@@ -429,19 +437,17 @@ fn slice_body<const FMA: bool>(f: Func, xs: &mut [f64], quick: &mut impl FirstTi
             (rest[pending], at[pending]) = (xs[start + usize::from(i)], start + usize::from(i));
             pending += 1;
         }
-        xs[start..start + m].copy_from_slice(&out[..m]);
         start += m;
     }
     second_tier::<FMA>(f, xs, &rest[..pending], &at[..pending], rest_out, flags);
 }
 
-/// The buffers of [`slice_body`]: the first tier's results and undecided positions of a
+/// The buffers of [`slice_body`]: the first tier's undecided positions in a
 /// chunk, the undecided values gathered and their positions, the second tier's results and
 /// flags. On x86-64 each thread keeps one with its first tier's scratch
 /// (`activation_f64_staged::with_kept_512`): made per call, their 2.1 KiB of zeros were a
 /// fixed cost beside the 16 values of a batch-1 tick.
 pub(crate) struct SliceBuffers {
-    out: [f64; CHUNK],
     idx: [u8; CHUNK],
     rest: [f64; CHUNK],
     at: [usize; CHUNK],
@@ -451,7 +457,7 @@ pub(crate) struct SliceBuffers {
 
 impl SliceBuffers {
     pub(crate) fn new() -> SliceBuffers {
-        SliceBuffers { out: [0.0; CHUNK], idx: [0; CHUNK], rest: [0.0; CHUNK], at: [0; CHUNK], rest_out: [0.0; CHUNK], flags: [0; CHUNK] }
+        SliceBuffers { idx: [0; CHUNK], rest: [0.0; CHUNK], at: [0; CHUNK], rest_out: [0.0; CHUNK], flags: [0; CHUNK] }
     }
 }
 

@@ -49,17 +49,20 @@ use std::sync::LazyLock;
 /// Vectors per chunk, at most (4 lanes).
 const VECS: usize = CHUNK / 4;
 
-/// The first tier over `xs` (at most CHUNK values): the results into `out`, and the
-/// positions of the values it leaves undecided into `undecided`; returns how many it left.
-/// σ runs all the vectors of a full chunk (constant trip counts, measured faster), tanh and
-/// a shorter σ the vectors holding input (a batch-1 tick of hidden 16 has 16 values: σ over
-/// 64 took 108 ns, over 16 40 on Zen 4).
+/// The first tier over `xs` (at most CHUNK values), in place: the results into `xs`, except
+/// at the values it leaves undecided, which keep their input and whose positions go into
+/// `undecided`; returns how many it left. σ runs all the vectors of a full chunk (constant
+/// trip counts, measured faster), tanh and a shorter σ the vectors holding input (a batch-1
+/// tick of hidden 16 has 16 values: σ over 64 took 108 ns, over 16 40 on Zen 4). In place
+/// since session 60: the chunk's first stage reads xs and its last writes it, where the
+/// input and the results had gone through memcpy calls to and from the scratch and a
+/// buffer (three per chunk: 11% of tanh's time over a slice on Zen 3).
 ///
 /// # Safety
 /// The CPU must have AVX2 and FMA.
 #[target_feature(enable = "avx2,avx,fma")]
-pub(crate) unsafe fn quick_pass(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8], s: &mut Scratch<__m256d>) -> usize {
-    pass_body(f, xs, out, undecided, s)
+pub(crate) unsafe fn quick_pass(f: Func, xs: &mut [f64], undecided: &mut [u8], s: &mut Scratch<__m256d>) -> usize {
+    pass_body(f, xs, undecided, s)
 }
 
 /// [`quick_pass`] on 8 lanes.
@@ -67,8 +70,8 @@ pub(crate) unsafe fn quick_pass(f: Func, xs: &[f64], out: &mut [f64], undecided:
 /// # Safety
 /// The CPU must have AVX-512 F, DQ and VL.
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,avx,fma")]
-pub(crate) unsafe fn quick_pass_512(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8], s: &mut Scratch<__m512d>) -> usize {
-    pass_body(f, xs, out, undecided, s)
+pub(crate) unsafe fn quick_pass_512(f: Func, xs: &mut [f64], undecided: &mut [u8], s: &mut Scratch<__m512d>) -> usize {
+    pass_body(f, xs, undecided, s)
 }
 
 /// The most values [`short_pass_512`] takes: 8 vectors of 8 lanes.
@@ -108,32 +111,44 @@ pub(crate) unsafe fn short_pass_512(f: Func, xs: &mut [f64]) -> u64 {
 }
 
 #[inline(always)]
-unsafe fn pass_body<V: Pd>(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8], s: &mut Scratch<V>) -> usize {
+unsafe fn pass_body<V: Pd>(f: Func, xs: &mut [f64], undecided: &mut [u8], s: &mut Scratch<V>) -> usize {
     let m = xs.len();
-    assert!(m <= CHUNK && out.len() >= m && undecided.len() >= m, "quick_pass: more than a chunk, or buffers shorter than the input");
+    assert!(m <= CHUNK && undecided.len() >= m, "quick_pass: more than a chunk, or a buffer shorter than the input");
     let l = V::LANES;
     let nv = m.div_ceil(l);
-    // the input, its last vector padded with 0.5 (an ordinary value)
-    let x = s.x.as_mut_ptr() as *mut f64;
-    std::ptr::copy_nonoverlapping(xs.as_ptr(), x, m);
-    for i in m..l * nv {
-        *x.add(i) = 0.5;
-    }
+    // whole vectors run in place; a partial last vector sends the chunk through `pad`, the
+    // lanes past xs holding 0.5 (an ordinary value)
+    let mut pad = std::mem::MaybeUninit::<[f64; CHUNK]>::uninit();
+    let whole = m == l * nv;
+    let p = if whole {
+        xs.as_mut_ptr()
+    } else {
+        let pad = pad.as_mut_ptr() as *mut f64;
+        std::ptr::copy_nonoverlapping(xs.as_ptr(), pad, m);
+        for i in m..l * nv {
+            *pad.add(i) = 0.5;
+        }
+        pad
+    };
     let c = consts();
     match f {
-        Func::Tanh => tanh_chunk(nv, s),
+        Func::Tanh => tanh_chunk(nv, p, s),
         // (a full chunk with the constant count, so that its loops keep constant trip counts)
-        Func::Sigmoid if nv == CHUNK / V::LANES => sigmoid_chunk(CHUNK / V::LANES, s, c),
-        Func::Sigmoid => sigmoid_chunk(nv, s, c),
+        Func::Sigmoid if nv == CHUNK / V::LANES => sigmoid_chunk(CHUNK / V::LANES, p, s, c),
+        Func::Sigmoid => sigmoid_chunk(nv, p, s, c),
     }
-    let (v, open) = (&s.v, &s.open);
-    std::ptr::copy_nonoverlapping(v.as_ptr() as *const f64, out.as_mut_ptr(), m);
+    if !whole {
+        std::ptr::copy_nonoverlapping(p, xs.as_mut_ptr(), m);
+    }
+    // the undecided lanes get their input back (from the chunk's copy in the scratch)
+    let inputs = s.x.as_ptr() as *const f64;
     let mut n = 0;
-    for (i, &o) in open[..nv].iter().enumerate() {
+    for (i, &o) in s.open[..nv].iter().enumerate() {
         let mut bits = o;
         while bits != 0 {
             let lane = l * i + bits.trailing_zeros() as usize;
             if lane < m {
+                xs[lane] = *inputs.add(lane);
                 undecided[n] = lane as u8;
                 n += 1;
             }
@@ -148,8 +163,6 @@ unsafe fn pass_body<V: Pd>(f: Func, xs: &[f64], out: &mut [f64], undecided: &mut
 /// chunk measured as a sixth of σ's time.
 pub(crate) struct Scratch<V: Pd> {
     x: [V; VECS],
-    /// The results.
-    v: [V; VECS],
     /// The undecided lanes' bits.
     open: [u32; VECS],
     e: ExpStages<V>,
@@ -217,9 +230,9 @@ impl<'a> Avx2<'a> {
 
 impl FirstTier for Avx2<'_> {
     #[inline(always)]
-    fn pass(&mut self, f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
+    fn pass(&mut self, f: Func, xs: &mut [f64], undecided: &mut [u8]) -> usize {
         // SAFETY: `new`'s caller vouched for AVX2 and FMA.
-        unsafe { quick_pass(f, xs, out, undecided, &mut *self.0) }
+        unsafe { quick_pass(f, xs, undecided, &mut *self.0) }
     }
 }
 
@@ -236,9 +249,9 @@ impl<'a> Avx512<'a> {
 
 impl FirstTier for Avx512<'_> {
     #[inline(always)]
-    fn pass(&mut self, f: Func, xs: &[f64], out: &mut [f64], undecided: &mut [u8]) -> usize {
+    fn pass(&mut self, f: Func, xs: &mut [f64], undecided: &mut [u8]) -> usize {
         // SAFETY: `new`'s caller vouched for AVX-512.
-        unsafe { quick_pass_512(f, xs, out, undecided, &mut *self.0) }
+        unsafe { quick_pass_512(f, xs, undecided, &mut *self.0) }
     }
 }
 
@@ -419,15 +432,18 @@ unsafe fn sigmoid_finish<V: Pd>(x: V, (qh, ql): (V, V)) -> (V, u32) {
     (V::blend(outside, s, main), V::bits(V::mask_or(V::mask_and(undecided, main), band)))
 }
 
-/// `activation_f64::sigmoid_lane` (first tier) over a chunk of vectors, in stages: the
-/// values, and the undecided lanes' bits per vector.
+/// `activation_f64::sigmoid_lane` (first tier) over the nv vectors at p, in stages, in place:
+/// the first reads them (into the scratch), the last writes the values; the undecided lanes'
+/// bits per vector into `open`.
 #[inline(always)]
-unsafe fn sigmoid_chunk<V: Pd>(nv: usize, s: &mut Scratch<V>, c: &Consts) {
-    let Scratch { x, v, open, e, q, .. } = s;
-    let x = &x[..nv];
-    for (i, &x) in x.iter().enumerate() {
-        e.reduce(i, sigmoid_argument(x), c);
+unsafe fn sigmoid_chunk<V: Pd>(nv: usize, p: *mut f64, s: &mut Scratch<V>, c: &Consts) {
+    let Scratch { x, open, e, q, .. } = s;
+    let l = V::LANES;
+    for i in 0..nv {
+        x[i] = V::loadu(p.add(l * i));
+        e.reduce(i, sigmoid_argument(x[i]), c);
     }
+    let x = &x[..nv];
     for i in 0..x.len() {
         e.polynomial(i);
     }
@@ -435,7 +451,9 @@ unsafe fn sigmoid_chunk<V: Pd>(nv: usize, s: &mut Scratch<V>, c: &Consts) {
         [q.nh[i], q.nl[i], q.dh[i], q.dl[i]] = sigmoid_operands(x, e.parts(i));
     }
     for (i, &x) in x.iter().enumerate() {
-        (v[i], open[i]) = sigmoid_finish(x, q.divide(i).0);
+        let v;
+        (v, open[i]) = sigmoid_finish(x, q.divide(i).0);
+        V::storeu(p.add(l * i), v);
     }
 }
 
@@ -508,21 +526,25 @@ unsafe fn tanh_finish<V: Pd>(x: V, (qh, ql, err): (V, V, V)) -> (V, u32) {
     (V::blend(outside, V::or(abs(t), sign), main), V::bits(V::mask_and(undecided, main)))
 }
 
-/// `activation_f64::tanh_lane` (first tier) over a chunk of vectors, in stages: the values,
-/// and the undecided lanes' bits per vector.
+/// `activation_f64::tanh_lane` (first tier) over the nv vectors at p, in stages, in place (as
+/// [`sigmoid_chunk`]).
 #[inline(always)]
-unsafe fn tanh_chunk<V: Pd>(nv: usize, st: &mut Scratch<V>) {
-    let Scratch { x, v, open, e, q, sh, sl, z, .. } = st;
-    let x = &x[..nv];
+unsafe fn tanh_chunk<V: Pd>(nv: usize, p: *mut f64, st: &mut Scratch<V>) {
+    let Scratch { x, open, e, q, sh, sl, z, .. } = st;
+    let l = V::LANES;
     let table = tanh_table().as_ptr();
-    for (i, &x) in x.iter().enumerate() {
-        (sh[i], sl[i], z[i]) = tanh_small(x, &mut e.j[i]);
+    for i in 0..nv {
+        x[i] = V::loadu(p.add(l * i));
+        (sh[i], sl[i], z[i]) = tanh_small(x[i], &mut e.j[i]);
     }
+    let x = &x[..nv];
     for i in 0..x.len() {
         [q.nh[i], q.nl[i], q.dh[i], q.dl[i]] = tanh_operands(table, &e.j[i], sh[i], sl[i]);
     }
     for (i, &x) in x.iter().enumerate() {
-        (v[i], open[i]) = tanh_finish(x, tanh_quotient(q.divide(i), z[i]));
+        let v;
+        (v, open[i]) = tanh_finish(x, tanh_quotient(q.divide(i), z[i]));
+        V::storeu(p.add(l * i), v);
     }
 }
 

@@ -17,6 +17,10 @@ pub(crate) trait Pd: Copy {
     /// The lanes' selection.
     type M: Copy;
     unsafe fn splat(v: f64) -> Self;
+    /// LANES values from p (unaligned).
+    unsafe fn loadu(p: *const f64) -> Self;
+    /// The lanes to p (unaligned).
+    unsafe fn storeu(p: *mut f64, v: Self);
     unsafe fn add(a: Self, b: Self) -> Self;
     unsafe fn sub(a: Self, b: Self) -> Self;
     unsafe fn mul(a: Self, b: Self) -> Self;
@@ -70,6 +74,10 @@ impl Pd for __m256d {
     type M = __m256d;
     #[inline(always)]
     unsafe fn splat(v: f64) -> Self { _mm256_set1_pd(v) }
+    #[inline(always)]
+    unsafe fn loadu(p: *const f64) -> Self { _mm256_loadu_pd(p) }
+    #[inline(always)]
+    unsafe fn storeu(p: *mut f64, v: Self) { _mm256_storeu_pd(p, v) }
     #[inline(always)]
     unsafe fn add(a: Self, b: Self) -> Self { _mm256_add_pd(a, b) }
     #[inline(always)]
@@ -140,6 +148,10 @@ impl Pd for __m512d {
     type M = __mmask8;
     #[inline(always)]
     unsafe fn splat(v: f64) -> Self { _mm512_set1_pd(v) }
+    #[inline(always)]
+    unsafe fn loadu(p: *const f64) -> Self { _mm512_loadu_pd(p) }
+    #[inline(always)]
+    unsafe fn storeu(p: *mut f64, v: Self) { _mm512_storeu_pd(p, v) }
     #[inline(always)]
     unsafe fn add(a: Self, b: Self) -> Self { _mm512_add_pd(a, b) }
     #[inline(always)]
