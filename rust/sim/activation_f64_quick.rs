@@ -67,8 +67,8 @@ pub const ERR_SIGMOID: f64 = 1.0 / (1u128 << 69) as f64;
 /// Ziv's bound of tanh's first tier, relative, per unit of z = y² (twice the analysis's
 /// 2^−52.25, rounded up; module doc).
 pub const ERR_TANH: f64 = 1.0 / (1u128 << 51) as f64;
-/// The part of tanh's Ziv bound that does not scale with z (twice the analysis's 2^−99,
-/// rounded up).
+/// The part of tanh's Ziv bound that does not scale with z, relative (far above twice the
+/// analysis's 2^−99; as the series' bound before session 60).
 pub const ERR_TANH_FLOOR: f64 = 1.0 / (1u128 << 90) as f64;
 /// tanh's table step: t = tanh(k·TANH_STEP), y = a − k·TANH_STEP, |y| ≤ TANH_STEP/2.
 pub const TANH_STEP: f64 = 1.0 / 32.0;
