@@ -1,6 +1,6 @@
 //! tanh and σ correctly rounded to f64, fast: on (−8, 8), σ 1.9 and tanh 2.6 ns per
 //! value on a 2026 Xeon with AVX-512 (glibc's scalar tanh, not correctly rounded, 11; tanh
-//! measured there before session 60's addition formula), σ 3.6 and tanh 3.4 on Zen 3 with
+//! measured there before session 60's addition formula), σ 3.5 and tanh 3.0 on Zen 3 with
 //! AVX2 (tanh 4.9 before; glibc's tanh 15–25). The results are those of
 //! `num::correctly_rounded` (the definition), bit for bit; the speed depends on the CPU
 //! (AVX-512, AVX2 + FMA, portable), the bits do not.
