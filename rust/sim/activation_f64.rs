@@ -68,7 +68,7 @@
 //! or Dekker's splitting where the code is compiled without FMA.
 
 use crate::num::correctly_rounded::{self as cr, SIGMOID_ONE, SIGMOID_ZERO, TANH_ONE, TANH_TINY};
-use crate::sim::activation_f64_quick::{sigmoid_quick, tanh_quick, ERR_SIGMOID};
+use crate::sim::activation_f64_quick::{sigmoid_quick, tanh_pairs, tanh_quick, ERR_SIGMOID, TANH_ENTRIES};
 use crate::sim::ziv::Func;
 use malachite::base::num::conversion::traits::RoundingFrom;
 use malachite::base::rounding_modes::RoundingMode::Nearest;
@@ -99,6 +99,8 @@ pub(crate) struct Consts {
     inv_fact: [(f64, f64); 3],
     /// 512/ln 2 rounded.
     pub(crate) inv: f64,
+    /// tanh(k/32) as pairs, the table of tanh's first tier (`activation_f64_quick::tanh_pairs`).
+    pub(crate) tanh: Box<[[f64; 2]; TANH_ENTRIES]>,
 }
 
 /// The constants, computed once from malachite-float's correctly rounded values.
@@ -116,7 +118,7 @@ pub(crate) fn consts() -> &'static Consts {
                 d
             })
         };
-        let mut c = Box::new(Consts { hi: [0.0; TABLE], lo: [0.0; TABLE], c1: 0.0, c2: 0.0, c3: 0.0, inv_fact: [(0.0, 0.0); 3], inv: 0.0 });
+        let mut c = Box::new(Consts { hi: [0.0; TABLE], lo: [0.0; TABLE], c1: 0.0, c2: 0.0, c3: 0.0, inv_fact: [(0.0, 0.0); 3], inv: 0.0, tanh: tanh_pairs() });
         for j in 0..TABLE {
             let t = Float::power_of_2_rational_prec_round(Rational::from_unsigneds(j as u64, TABLE as u64), P, Nearest).0;
             let [h, l, _] = split(t, [53, 53, 53]);
@@ -316,7 +318,7 @@ const DOUBLE: bool = false;
 fn tanh_lane<const FMA: bool, const TIER: bool>(x: f64, c: &Consts) -> (f64, bool) {
     let a = x.abs();
     let am = a.clamp(TANH_TINY, TANH_ONE.next_down());
-    let ((qh, ql), e) = if TIER == QUICK { tanh_quick::<FMA>(am) } else { second_tier_bound(tanh_dd::<FMA>(am, c)) };
+    let ((qh, ql), e) = if TIER == QUICK { tanh_quick::<FMA>(am, c) } else { second_tier_bound(tanh_dd::<FMA>(am, c)) };
     let (t, decided) = decide(qh, ql, e);
     let main = (TANH_TINY..TANH_ONE).contains(&a);
     let v = if a < TANH_TINY {

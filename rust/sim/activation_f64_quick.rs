@@ -36,7 +36,7 @@
 //!
 //!     tanh a = (t + τ)/(1 + t·τ),   t = tanh c,   τ = tanh y,
 //!
-//!   t a pair (th, tl) from [`tanh_table`] (malachite-float's tanh(k/32) to 256 bits, split:
+//!   t a pair (th, tl) from [`tanh_pairs`] (malachite-float's tanh(k/32) to 256 bits, split:
 //!   error ≤ 2^−106·t), τ = fast_two_sum(y, y·z·P(z)), z = y², P = Σ c_i z^{i−1}, i = 1..5,
 //!   the Taylor coefficients of tanh (−1/3, 2/15, −17/315, 62/2835, −1382/155925). The series'
 //!   error is that of corr = (y·z)·P, of which the roundings of z, y·z, P's last Horner step
@@ -60,7 +60,6 @@ use crate::sim::activation_f64::{div_dd, fast_two_sum, fmadd, table_parts, two_p
 use malachite::base::num::conversion::traits::RoundingFrom;
 use malachite::base::rounding_modes::RoundingMode::Nearest;
 use malachite::Float;
-use std::sync::OnceLock;
 
 /// Ziv's bound of σ's first tier (above twice the analysis's 2^−70.5).
 pub const ERR_SIGMOID: f64 = 1.0 / (1u128 << 69) as f64;
@@ -72,7 +71,7 @@ pub const ERR_TANH: f64 = 1.0 / (1u128 << 51) as f64;
 pub const ERR_TANH_FLOOR: f64 = 1.0 / (1u128 << 90) as f64;
 /// tanh's table step: t = tanh(k·TANH_STEP), y = a − k·TANH_STEP, |y| ≤ TANH_STEP/2.
 pub const TANH_STEP: f64 = 1.0 / 32.0;
-/// Entries of [`tanh_table`]: k = 0..=round(20/TANH_STEP) (a < `TANH_ONE` = 20).
+/// Entries of [`tanh_pairs`]: k = 0..=round(20/TANH_STEP) (a < `TANH_ONE` = 20).
 pub const TANH_ENTRIES: usize = 641;
 
 /// tanh's Taylor coefficients c_1..c_5 of a^3, a^5, …, a^11: 2^{2n}(2^{2n} − 1)B_{2n}/(2n)!.
@@ -111,18 +110,15 @@ pub(crate) fn sigmoid_quick<const FMA: bool>(x: f64, c: &Consts) -> (f64, f64) {
 }
 
 /// tanh(k·TANH_STEP), k = 0..TANH_ENTRIES, as pairs (th, tl): malachite-float's value to
-/// 256 bits, split into the nearest double and the nearest double to the rest (10 KiB,
-/// built on first use).
-pub(crate) fn tanh_table() -> &'static [[f64; 2]; TANH_ENTRIES] {
-    static TABLE: OnceLock<Box<[[f64; 2]; TANH_ENTRIES]>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        Box::new(std::array::from_fn(|k| {
-            let t = Float::from(k as f64 * TANH_STEP).tanh_prec_round(256, Nearest).0;
-            let h = f64::rounding_from(&t, Nearest).0;
-            let rest = t.sub_prec_round(Float::from(h), 256, Nearest).0;
-            [h, f64::rounding_from(&rest, Nearest).0]
-        }))
-    })
+/// 256 bits, split into the nearest double and the nearest double to the rest (10 KiB; made
+/// once, with the other constants: `activation_f64::Consts::tanh`).
+pub(crate) fn tanh_pairs() -> Box<[[f64; 2]; TANH_ENTRIES]> {
+    Box::new(std::array::from_fn(|k| {
+        let t = Float::from(k as f64 * TANH_STEP).tanh_prec_round(256, Nearest).0;
+        let h = f64::rounding_from(&t, Nearest).0;
+        let rest = t.sub_prec_round(Float::from(h), 256, Nearest).0;
+        [h, f64::rounding_from(&rest, Nearest).0]
+    }))
 }
 
 /// (k, y) with a = k·TANH_STEP + y, k = round(a/TANH_STEP) (ties to even, by the 1.5·2^52
@@ -149,10 +145,10 @@ pub(crate) fn tanh_small<const FMA: bool>(y: f64) -> ((f64, f64), f64) {
 /// tanh(a) for a ∈ [2^−30, 20) as a pair, and Ziv's bound for it, absolute: the addition
 /// formula (module doc).
 #[inline(always)]
-pub(crate) fn tanh_quick<const FMA: bool>(a: f64) -> ((f64, f64), f64) {
+pub(crate) fn tanh_quick<const FMA: bool>(a: f64, c: &Consts) -> ((f64, f64), f64) {
     let (k, y) = tanh_reduce::<FMA>(a);
     // (k ≤ 640 but for a NaN, whose lane the caller replaces)
-    let [th, tl] = tanh_table()[k.min(TANH_ENTRIES - 1)];
+    let [th, tl] = c.tanh[k.min(TANH_ENTRIES - 1)];
     let ((sh, sl), z) = tanh_small::<FMA>(y);
     let (nh, ne) = fast_two_sum(th, sh);
     let nl = ne + (tl + sl);

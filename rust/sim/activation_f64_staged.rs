@@ -39,7 +39,7 @@
 
 use crate::num::correctly_rounded::{SIGMOID_ONE, SIGMOID_ZERO, TANH_ONE, TANH_TINY};
 use crate::sim::activation_f64::{consts, Consts, FirstTier, SliceBuffers, CHUNK, MAGIC, SIGMOID_LOW};
-use crate::sim::activation_f64_quick::{tanh_table, ERR_SIGMOID, ERR_TANH, ERR_TANH_FLOOR, TANH_SERIES, TANH_STEP};
+use crate::sim::activation_f64_quick::{ERR_SIGMOID, ERR_TANH, ERR_TANH_FLOOR, TANH_SERIES, TANH_STEP};
 use crate::sim::ziv::Func;
 use crate::sim::activation_f64_vectors::{all, Pd};
 use std::arch::x86_64::*;
@@ -100,7 +100,7 @@ pub(crate) unsafe fn short_pass_512(f: Func, xs: &mut [f64]) -> u64 {
         let mask = ((1u32 << (m - 8 * i).min(8)) - 1) as __mmask8;
         let x = _mm512_mask_loadu_pd(_mm512_set1_pd(0.5), mask, p.add(8 * i));
         let (v, o) = match f {
-            Func::Tanh => tanh_vector(x),
+            Func::Tanh => tanh_vector(x, c),
             Func::Sigmoid => sigmoid_vector(x, c),
         };
         let o = o as __mmask8 & mask;
@@ -132,7 +132,7 @@ unsafe fn pass_body<V: Pd>(f: Func, xs: &mut [f64], undecided: &mut [u8], s: &mu
     };
     let c = consts();
     match f {
-        Func::Tanh => tanh_chunk(nv, p, s),
+        Func::Tanh => tanh_chunk(nv, p, s, c),
         // (a full chunk with the constant count, so that its loops keep constant trip counts)
         Func::Sigmoid if nv == CHUNK / V::LANES => sigmoid_chunk(CHUNK / V::LANES, p, s, c),
         Func::Sigmoid => sigmoid_chunk(nv, p, s, c),
@@ -529,10 +529,10 @@ unsafe fn tanh_finish<V: Pd>(x: V, (qh, ql, err): (V, V, V)) -> (V, u32) {
 /// `activation_f64::tanh_lane` (first tier) over the nv vectors at p, in stages, in place (as
 /// [`sigmoid_chunk`]).
 #[inline(always)]
-unsafe fn tanh_chunk<V: Pd>(nv: usize, p: *mut f64, st: &mut Scratch<V>) {
+unsafe fn tanh_chunk<V: Pd>(nv: usize, p: *mut f64, st: &mut Scratch<V>, c: &Consts) {
     let Scratch { x, open, e, q, sh, sl, z, .. } = st;
     let l = V::LANES;
-    let table = tanh_table().as_ptr();
+    let table = c.tanh.as_ptr();
     for i in 0..nv {
         x[i] = V::loadu(p.add(l * i));
         (sh[i], sl[i], z[i]) = tanh_small(x[i], &mut e.j[i]);
@@ -550,9 +550,9 @@ unsafe fn tanh_chunk<V: Pd>(nv: usize, p: *mut f64, st: &mut Scratch<V>) {
 
 /// The same on one vector, its stages in a row (the register path, `short_pass_512`).
 #[inline(always)]
-unsafe fn tanh_vector<V: Pd>(x: V) -> (V, u32) {
+unsafe fn tanh_vector<V: Pd>(x: V, c: &Consts) -> (V, u32) {
     let mut j = [0i64; 8];
     let (sh, sl, z) = tanh_small(x, &mut j);
-    let [nh, nl, dh, dl] = tanh_operands(tanh_table().as_ptr(), &j, sh, sl);
+    let [nh, nl, dh, dl] = tanh_operands(c.tanh.as_ptr(), &j, sh, sl);
     tanh_finish(x, tanh_quotient(div_dd(nh, nl, dh, dl), z))
 }
