@@ -324,14 +324,14 @@ fn block_reads_lanes<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, ns: 
 }
 
 /// Sequences per block: the batch split evenly over the threads, then into more blocks
-/// (a multiple of the thread count) while a block's working buffers exceed `L2_BUDGET` (so
+/// (a multiple of the thread count) while a block's working buffers exceed the L2 budget (`cache_size`: so
 /// that they stay in L2) or the packed weights, whichever is larger: every block streams all the
 /// weights once per tick, so when they are the larger part (hidden 1024: 4–19 MB) a block
 /// as large as the weights costs less than more passes over them.
 pub fn block_size(batch: usize, threads: usize, bytes_per_seq: usize, weight_bytes: usize) -> usize {
     let threads = threads.max(1);
     let per_thread = batch.div_ceil(threads).max(1);
-    let budget = crate::sim::tile_kernel::L2_BUDGET.max(weight_bytes);
+    let budget = crate::sim::cache_size::l2_budget().max(weight_bytes);
     let splits = (per_thread * bytes_per_seq).div_ceil(budget).max(1);
     per_thread.div_ceil(splits).max(1)
 }

@@ -13,6 +13,7 @@ pub mod activation_f64_quick;
 pub mod approx_activation;
 pub mod block_io;
 pub mod block_results;
+pub mod cache_size;
 pub mod cancel;
 pub mod cells;
 pub mod dispatch;

@@ -45,9 +45,12 @@ pub const MR: usize = 8;
 /// Values of k per pass over a tile (the panel slice of a pass stays in L1).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const KC: usize = 256;
-/// Working bytes taken to stay in one core's L2 (2 MiB per core on the machines measured):
-/// the lock-step engines size their blocks to it (`float_batch::block_size`), and packed
-/// weights above it are streamed from L3 with prefetching (`tile_x86::Prefetch`).
+/// Packed weights of more bytes than this are streamed from L3 with prefetching
+/// (`tile_x86::Prefetch`), and on several threads each block's units are shared
+/// (`unit_split`). Tuned with 1–2 MiB of L2 per core. On Zen 3's 512 KiB, streaming from
+/// 512 KiB on instead ran the f64 SimpleRNN at hidden 256 (655 KB of weights) 8–9% faster
+/// and the f32 GRU there (983 KB) 4–7% slower (1 thread, 25 alternating calls, session
+/// 61), so this stays 1 MiB while the blocks follow the CPU's L2 (`cache_size::l2_budget`).
 pub const L2_BUDGET: usize = 1 << 20;
 /// Terms per `affine` call on the AVX-512 tiles (more run term by term).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
