@@ -324,10 +324,10 @@ fn block_reads_lanes<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, ns: 
 }
 
 /// Sequences per block: the batch split evenly over the threads, then into more blocks
-/// (a multiple of the thread count) while a block's working buffers exceed the L2 budget (`cache_size`: so
-/// that they stay in L2) or the packed weights, whichever is larger: every block streams all the
-/// weights once per tick, so when they are the larger part (hidden 1024: 4–19 MB) a block
-/// as large as the weights costs less than more passes over them.
+/// (a multiple of the thread count) while a block's working buffers exceed the L2 budget
+/// (`cache_size`: so that they stay in L2) or the packed weights, whichever is larger: every
+/// block streams all the weights once per tick, so when they are the larger part (hidden
+/// 1024: 4–19 MB) a block as large as the weights costs less than more passes over them.
 pub fn block_size(batch: usize, threads: usize, bytes_per_seq: usize, weight_bytes: usize) -> usize {
     let threads = threads.max(1);
     let per_thread = batch.div_ceil(threads).max(1);
