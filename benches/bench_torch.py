@@ -15,11 +15,8 @@ quoted in issue 7 for this machine (torch 2.13 CPU), labelled "quoted". rnnsim r
 operation to the format in a fixed order without FMA (bitwise reproducible, see README);
 torch/BLAS do not, so the largest |difference| of the states is printed as a sanity check.
 
-The two libraries' calls alternate (`timed_rounds`), so each ratio is measured under the
-phases of a shared machine. Two ratios are printed: of the best times (``ratio``, the figure
-the README's tables use), and the median over rounds of each round's ratio (``paired``,
-`paired_ratio`: a round's two calls run seconds apart, so it moves less with slow phases that
-catch one library's best and not the other's); the goals are counted both ways. Also printed: rnnsim's 1 → 2 thread scaling, and at hidden 1024 the fraction
+The two libraries' calls alternate (`best_times`), so each ratio is measured in one phase of a
+shared machine. Also printed: rnnsim's 1 → 2 thread scaling, and at hidden 1024 the fraction
 of the machine's non-FMA peak at the measured clock (`measured_ghz`; cores × 2 vector ports
 × lanes × clock on Intel, 4 ports on AMD Zen, whose adds have their own; with AVX-512 16 f32
 lanes, 8 f64, 32 f16 (AVX512-FP16), 16 bf16 (computed in f32 lanes); with AVX2 half as many)
@@ -46,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -100,39 +96,24 @@ def torch_module(kind: str, w: dict, I: int, H: int, dt: str):
     return mod
 
 
-def timed_rounds(fns, repeats: int, budget: float = 1.0) -> tuple[list[list[float]], list[object]]:
-    """Every time of each of `fns` and its last result, the functions called in turn (one call
-    of each per round, the order alternating between rounds): at least `repeats` rounds, more
-    while under `budget` seconds per function (up to 20). On a shared machine whose speed
-    drifts by tens of percent between seconds, interleaving puts every library through the
-    same phases, so their ratio is measured under one set of conditions."""
+def best_times(fns, repeats: int, budget: float = 1.0) -> list[tuple[float, object]]:
+    """Best time and last result of each of `fns`, called in turn (one call of each per round,
+    the order alternating between rounds): at least `repeats` rounds, more while under
+    `budget` seconds per function (up to 20). On a shared machine whose speed drifts by tens
+    of percent between seconds, interleaving puts every library through the same phases, so
+    their ratio is measured under one set of conditions; the best of many short runs is the
+    stable figure."""
     outs = [fn() for fn in fns]  # warm-up: plan, thread pool, caches
-    times: list[list[float]] = [[] for _ in fns]
-    spent, n = 0.0, 0
+    best, spent, n = [float("inf")] * len(fns), 0.0, 0
     while n < repeats or (spent < budget * len(fns) and n < 20):
         order = range(len(fns)) if n % 2 == 0 else reversed(range(len(fns)))
         for i in order:
             t0 = time.perf_counter()
             outs[i] = fns[i]()
             dt = time.perf_counter() - t0
-            times[i].append(dt)
-            spent += dt
+            best[i], spent = min(best[i], dt), spent + dt
         n += 1
-    return times, outs
-
-
-def best_times(fns, repeats: int, budget: float = 1.0) -> list[tuple[float, object]]:
-    """Best time and last result of each of `fns` (`timed_rounds`): the best of many short
-    runs is the stable figure of each library."""
-    times, outs = timed_rounds(fns, repeats, budget)
-    return [(min(t), out) for t, out in zip(times, outs)]
-
-
-def paired_ratio(ours: list[float], theirs: list[float]) -> float:
-    """The median over rounds of theirs_i / ours_i: each round's two calls ran seconds apart,
-    in one phase of the machine, so this ratio moves less with the phases than the ratio of
-    the two bests, whose calls may come from different phases."""
-    return statistics.median(t / o for o, t in zip(ours, theirs))
+    return list(zip(best, outs))
 
 
 def measured_ghz() -> float:
@@ -351,10 +332,9 @@ def main() -> None:
         print("rnnsim built without its AVX-512 tiles (RNNSIM_AVX512_TILES, build.rs): the AVX2 tiles run, and the peak is AVX2's")
     per_cycle = vectors_per_cycle(flags, vendor, family)
     print(f"torch: {torch.__version__ if torch is not None else 'not importable (' + TORCH_ERR + '); using the figures quoted in issue 7'}")
-    print("token-steps/s = batch*T/seconds, best of repeats; ratio = rnnsim / torch (> 1: rnnsim faster); "
-          "paired = the median over rounds of each round's ratio (its two calls seconds apart)")
+    print("token-steps/s = batch*T/seconds, best of repeats; ratio = rnnsim / torch (> 1: rnnsim faster)")
     print()
-    head = f"{'cell':<5} {'shape (B,T,H,I)':<20} {'T run':>6} {'dtype':<14} {'thr':>3} {'rnnsim':>12} {'torch':>12} {'ratio':>7} {'torch src':<9} {'max|diff|':>9} {'paired':>7}"
+    head = f"{'cell':<5} {'shape (B,T,H,I)':<20} {'T run':>6} {'dtype':<14} {'thr':>3} {'rnnsim':>12} {'torch':>12} {'ratio':>7} {'torch src':<9} {'max|diff|':>9}"
     print(head)
     print("-" * len(head))
     rows = []
@@ -388,7 +368,7 @@ def main() -> None:
                     def run_rnnsim():
                         return net.run_batch(xr, dtype=dt, threads=th, keep="states", fma=fma, approx_activations=approx, **sums)
 
-                    diff, src, r_t, paired = float("nan"), "", None, float("nan")
+                    diff, src, r_t = float("nan"), "", None
                     if mod is not None:
                         torch.set_num_threads(th)
                         xt = torch.from_numpy(x if dt == "f32" else x64)
@@ -399,9 +379,8 @@ def main() -> None:
 
                         # torch's threads and rnnsim's pool both stay alive between calls;
                         # only one computes at a time
-                        (times_rs, times_t), (res, out) = timed_rounds([run_rnnsim, run_torch], repeats, budget)
-                        t_rs, t_t = min(times_rs), min(times_t)
-                        r_t, src, paired = tok / t_t, "measured", paired_ratio(times_rs, times_t)
+                        (t_rs, res), (t_t, out) = best_times([run_rnnsim, run_torch], repeats, budget)
+                        r_t, src = tok / t_t, "measured"
                         diff = float(np.max(np.abs(res.states.astype(np.float64) - out.numpy().astype(np.float64))))
                     else:
                         [(t_rs, res)] = best_times([run_rnnsim], repeats, budget)
@@ -410,15 +389,15 @@ def main() -> None:
                     r_rs = tok / t_rs
                     ratio = f"{r_rs / r_t:7.2f}" if r_t else f"{'n/a':>7}"
                     tcol = fmt(r_t) if r_t else f"{'n/a':>11}"
-                    print(f"{kind:<5} {str(shape).replace(' ', ''):<20} {t_run:>6} {label:<14} {th:>3} {fmt(r_rs):>12} {tcol:>12} {ratio} {src:<9} {diff:9.2g} {paired:7.2f}",
+                    print(f"{kind:<5} {str(shape).replace(' ', ''):<20} {t_run:>6} {label:<14} {th:>3} {fmt(r_rs):>12} {tcol:>12} {ratio} {src:<9} {diff:9.2g}",
                           flush=True)
-                    rows.append((kind, shape, label, th, r_rs, r_t, src, paired))
+                    rows.append((kind, shape, label, th, r_rs, r_t, src))
     print()
     print("ratios rnnsim / torch (measured torch when importable, else issue 7's quoted f32 figures)")
     for kind in kinds:
         for dt in (d for d in dtypes if base(d) in ("f32", "f64")):
             for th in thread_counts:
-                cells = [f"{r / t:6.2f}" if t else "   n/a" for (k, s, d, h, r, t, *_) in rows if k == kind and d == dt and h == th]
+                cells = [f"{r / t:6.2f}" if t else "   n/a" for (k, s, d, h, r, t, _) in rows if k == kind and d == dt and h == th]
                 if cells:
                     print(f"  {kind:<5} {dt:<14} threads={th}: " + " ".join(cells))
     measured = [row for row in rows if row[6] == "measured" and base(row[2]) in ("f32", "f64")]
@@ -429,15 +408,11 @@ def main() -> None:
               f"multiply and an add per product (half that on Intel); its activations, updates, stores and "
               f"dependences free; against torch's rate in this run)")
         print(f"  {'cell':<5} {'shape (B,T,H,I)':<20} {'dtype':<14} {'thr':>3} {'goal':>5} {'ratio':>6} {'bound':>6}  verdict")
-        for (kind, shape, label, th, r, t, _, _) in measured:
+        for (kind, shape, label, th, r, t, _) in measured:
             peak = peak_ops(th, vector_lanes(base(label), flags), mhz, fused(label), vendor, per_cycle)
             b = peak_bound(kind, shape, t, peak)
             print(f"  {kind:<5} {str(shape).replace(' ', ''):<20} {label:<14} {th:>3} {goal(shape):>5.0f} {r / t:6.2f} {b:6.2f}  "
                   f"{verdict(r / t, goal(shape), b)}")
-        by_best = sum(r / t >= goal(shape) for (_, shape, _, _, r, t, _, _) in measured)
-        by_pair = sum(p >= goal(shape) for (_, shape, _, _, _, _, _, p) in measured)
-        print(f"  goals met: {by_best} of {len(measured)} rows by the ratio of the best times, {by_pair} by the "
-              f"median of the paired rounds (column 'paired')")
     halves = [d for d in dtypes if base(d) in ("f16", "bf16")]
     # each half format against f32 with the same flags (bf16+fma against f32+fma)
     twin = {d: f32_twin(d) for d in halves}

@@ -76,11 +76,6 @@ def test_torch_benchmark_helpers():
     assert [bench_torch.f32_twin(d) for d in ("bf16", "f16+fma", "bf16+f32", "f16+f32+fma")] == ["f32", "f32+fma", "f32", "f32+fma"]
     # a warm-up call of each, then 3 rounds in alternating order
     assert "".join(calls) == "ab" + "ab" + "ba" + "ab"
-    # every round's time kept per function; the paired ratio is the median of the rounds'
-    # ratios, not the ratio of the bests (here 4.0 from rounds 1 and 2, against 3.0)
-    times, outs = bench_torch.timed_rounds([lambda: 1, lambda: 2], repeats=4, budget=0.0)
-    assert outs == [1, 2] and [len(t) for t in times] == [4, 4]
-    assert bench_torch.paired_ratio([1.0, 2.0, 1.0], [4.0, 8.0, 3.0]) == 4.0
     # native f16 tiles where /proc/cpuinfo lists avx512_fp16 (Linux's spelling)
     assert bench_torch.vector_lanes("f16", {"avx512f", "avx512_fp16"}) == 32
     # a build without the AVX-512 tiles runs the AVX2 ones on an AVX-512 CPU: AVX2's lanes
