@@ -213,6 +213,18 @@ pub(crate) mod x86 {
     use super::{sigmoid, tanh, Func, Ops};
     use std::arch::x86_64::*;
 
+    /// Side::<N>(f(a_j, b_j) for each j), with plain loops: a closure would not inherit the
+    /// caller's target features, and the intrinsics in it would become calls.
+    macro_rules! each {
+        ($n:expr, |$j:ident| $e:expr) => {{
+            let mut out = [_mm256_setzero_ps(); $n];
+            for $j in 0..$n {
+                out[$j] = $e;
+            }
+            out
+        }};
+    }
+
     /// f on 16 lanes (for `gated_single`).
     #[inline(always)]
     pub(crate) unsafe fn apply512(f: Func, x: __m512) -> __m512 {
@@ -244,8 +256,16 @@ pub(crate) mod x86 {
         }
     }
 
+    /// f over a slice with AVX2 + FMA: four vectors side by side ([`Side`]) while 32 values
+    /// remain, then one vector at a time. Session 62, on an AMD EPYC 7003 (Zen 3), 4,096
+    /// values on (−4, 4) (`approx_ns_per_value`): one vector at a time tanh 1.33–1.42 and σ
+    /// 0.95–0.98 ns per value, two side by side 1.02–1.15 / 0.79–0.80, three 0.96–1.00 /
+    /// 0.75–0.77, four 0.92–0.95 / 0.65–0.69, six 0.97–1.01 / 0.60–0.63, eight 0.98–1.00 /
+    /// 0.69–0.72.
     #[target_feature(enable = "avx2,avx,fma")]
     pub(super) unsafe fn slice256(f: Func, xs: &mut [f32]) {
+        let done = side_by_side::<4>(f, xs.as_mut_ptr(), xs.len());
+        let xs = &mut xs[done..];
         let mut chunks = xs.chunks_exact_mut(8);
         for c in &mut chunks {
             let x = _mm256_loadu_ps(c.as_ptr());
@@ -258,6 +278,91 @@ pub(crate) mod x86 {
             let y = apply256(f, _mm256_loadu_ps(buf.as_ptr()));
             _mm256_storeu_ps(buf.as_mut_ptr(), y);
             rest.copy_from_slice(&buf[..rest.len()]);
+        }
+    }
+
+    /// `f` on N vectors of 8 at a time, each operation applied to the N in turn (`Side`), over
+    /// the whole groups of 8·N values at p; returns how many values it did.
+    #[inline(always)]
+    unsafe fn side_by_side<const N: usize>(f: Func, p: *mut f32, n: usize) -> usize {
+        let mut i = 0;
+        while i + 8 * N <= n {
+            let x = Side::<N>(each!(N, |j| _mm256_loadu_ps(p.add(i + 8 * j))));
+            let y = match f {
+                Func::Tanh => tanh(x),
+                Func::Sigmoid => sigmoid(x),
+            };
+            for (j, v) in y.0.iter().enumerate() {
+                _mm256_storeu_ps(p.add(i + 8 * j), *v);
+            }
+            i += 8 * N;
+        }
+        i
+    }
+
+    /// N vectors of 8 lanes side by side: every operation of `Ops` applied to each in turn,
+    /// so that the N evaluations' chains are interleaved in program order (the loop over one
+    /// vector is bound by the latency of its chain). The same operations per lane as `__m256`.
+    #[derive(Clone, Copy)]
+    struct Side<const N: usize>([__m256; N]);
+
+    impl<const N: usize> Ops for Side<N> {
+        type Mask = [__m256; N];
+        #[inline(always)]
+        unsafe fn splat(x: f32) -> Self {
+            Side([_mm256_set1_ps(x); N])
+        }
+        #[inline(always)]
+        unsafe fn add(self, o: Self) -> Self {
+            Side(each!(N, |j| self.0[j].add(o.0[j])))
+        }
+        #[inline(always)]
+        unsafe fn sub(self, o: Self) -> Self {
+            Side(each!(N, |j| self.0[j].sub(o.0[j])))
+        }
+        #[inline(always)]
+        unsafe fn mul(self, o: Self) -> Self {
+            Side(each!(N, |j| self.0[j].mul(o.0[j])))
+        }
+        #[inline(always)]
+        unsafe fn div(self, o: Self) -> Self {
+            Side(each!(N, |j| self.0[j].div(o.0[j])))
+        }
+        #[inline(always)]
+        unsafe fn fmadd(self, b: Self, c: Self) -> Self {
+            Side(each!(N, |j| self.0[j].fmadd(b.0[j], c.0[j])))
+        }
+        #[inline(always)]
+        unsafe fn fnmadd(self, b: Self, c: Self) -> Self {
+            Side(each!(N, |j| self.0[j].fnmadd(b.0[j], c.0[j])))
+        }
+        #[inline(always)]
+        unsafe fn max_with(self, c: f32) -> Self {
+            Side(each!(N, |j| self.0[j].max_with(c)))
+        }
+        #[inline(always)]
+        unsafe fn abs(self) -> Self {
+            Side(each!(N, |j| self.0[j].abs()))
+        }
+        #[inline(always)]
+        unsafe fn xor_sign_of(self, s: Self) -> Self {
+            Side(each!(N, |j| self.0[j].xor_sign_of(s.0[j])))
+        }
+        #[inline(always)]
+        unsafe fn scale(self, k: Self) -> Self {
+            Side(each!(N, |j| self.0[j].scale(k.0[j])))
+        }
+        #[inline(always)]
+        unsafe fn lt(self, c: Self) -> [__m256; N] {
+            each!(N, |j| self.0[j].lt(c.0[j]))
+        }
+        #[inline(always)]
+        unsafe fn select(m: [__m256; N], a: Self, b: Self) -> Self {
+            Side(each!(N, |j| <__m256 as Ops>::select(m[j], a.0[j], b.0[j])))
+        }
+        #[inline(always)]
+        unsafe fn nan_from(self, x: Self) -> Self {
+            Side(each!(N, |j| self.0[j].nan_from(x.0[j])))
         }
     }
 

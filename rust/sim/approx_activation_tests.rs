@@ -59,8 +59,9 @@ fn every_width_gives_the_portable_bits() {
             for (i, (&x, &w)) in xs.iter().zip(&want).enumerate() {
                 assert!(same(y256[i], w), "{f:?} {x:e}: avx2 {:e} vs portable {:e}", y256[i], f32::from_bits(w));
             }
-            // the ragged tails: lengths 1..=17
-            for len in 1..=17 {
+            // the ragged tails: lengths 1..=41 (groups of four vectors side by side, then
+            // single vectors, then a partial one)
+            for len in 1..=41 {
                 let mut t = xs[..len].to_vec();
                 unsafe { x86::slice256(f, &mut t) };
                 assert!(t.iter().zip(&want).all(|(&a, &b)| same(a, b)));
@@ -121,5 +122,20 @@ fn approx_every_f32() {
             .reduce(|| [0; 5], |a, b| std::array::from_fn(|i| a[i] + b[i]));
         eprintln!("{f:?}: correctly rounded {}, 1 ulp {}, 2 ulps {}, more {}, width mismatches {}", counts[0], counts[1], counts[2], counts[3], counts[4]);
         assert_eq!(counts[3] + counts[4], 0, "{f:?}");
+    }
+}
+
+/// Speed of [`slice`] over 4,096 values on (−4, 4), ns per value, with the correctly rounded
+/// functions beside it (`cargo test --release --lib approx_ns_per_value -- --ignored
+/// --nocapture`; prints, asserts nothing on time).
+#[test]
+#[ignore]
+fn approx_ns_per_value() {
+    let xs: Vec<f32> = (0..4096).map(|i| ((i * 7919) % 4096) as f32 / 512.0 - 4.0).collect();
+    use crate::net::activation::Activation;
+    for (f, act) in [(Func::Tanh, Activation::Tanh), (Func::Sigmoid, Activation::Sigmoid)] {
+        let approx = crate::sim::timing::best_ns_per_value(&xs, &|v| slice(f, v));
+        let exact = crate::sim::timing::best_ns_per_value(&xs, &|v| crate::sim::float_batch::activate::<f32>(act, v));
+        eprintln!("{f:?}: approximate {approx:.3} ns/value, correctly rounded {exact:.3}");
     }
 }
