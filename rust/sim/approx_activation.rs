@@ -1,5 +1,6 @@
-//! The approximate f32 tanh and σ of `approx_activations=True`: about three times faster
-//! than the correctly rounded ones (`fast_tanh`, `fast_sigmoid`: f64 work and a Ziv test),
+//! The approximate f32 tanh and σ of `approx_activations=True`: faster than the correctly
+//! rounded ones (`fast_tanh`, `fast_sigmoid`: f64 work and a Ziv test; on Zen 3 with AVX2,
+//! tanh 0.92–0.95 against 1.2 ns per value and σ 0.65–0.69 against 1.5: `approx_ns_per_value`),
 //! at most 2 ulp from the true value (measured on all 2^32 inputs: the ignored test
 //! `every_f32_error`; README "Approximate activations"), and **defined by the sequence of
 //! f32 operations below**, each an IEEE operation rounded to nearest (fma: one rounding), so
