@@ -214,8 +214,9 @@ pub(crate) mod x86 {
     use super::{sigmoid, tanh, Func, Ops};
     use std::arch::x86_64::*;
 
-    /// Side::<N>(f(a_j, b_j) for each j), with plain loops: a closure would not inherit the
-    /// caller's target features, and the intrinsics in it would become calls.
+    /// The array of the n vectors e (for j = 0..n), by a plain loop: a closure would not
+    /// inherit the caller's target features, and the intrinsics in it would become calls
+    /// (measured: 10.6–11.0 ns per value with closures, against 0.9 with the loop).
     macro_rules! each {
         ($n:expr, |$j:ident| $e:expr) => {{
             let mut out = [_mm256_setzero_ps(); $n];
