@@ -179,15 +179,19 @@ fn pow2(k: i32) -> f32 {
     f32::from_bits(((k + 127) as u32) << 23)
 }
 
+/// `f` on one lane or a vector of them.
+#[inline(always)]
+unsafe fn apply<V: Ops>(f: Func, x: V) -> V {
+    match f {
+        Func::Tanh => tanh(x),
+        Func::Sigmoid => sigmoid(x),
+    }
+}
+
 /// One value, portable.
 pub fn one(f: Func, x: f32) -> f32 {
     // SAFETY: the f32 impl of `Ops` is plain arithmetic.
-    unsafe {
-        match f {
-            Func::Tanh => tanh(x),
-            Func::Sigmoid => sigmoid(x),
-        }
-    }
+    unsafe { apply(f, x) }
 }
 
 /// `f` over a slice in place: AVX-512 (16 lanes), else AVX2 + FMA (8), else one at a time.
@@ -211,7 +215,7 @@ pub fn slice(f: Func, xs: &mut [f32]) {
 pub(crate) mod x86 {
     //! The vector widths: `Ops` on `__m512` (AVX-512 F/VL/DQ + FMA) and `__m256` (AVX2 +
     //! FMA), and the slice loops.
-    use super::{sigmoid, tanh, Func, Ops};
+    use super::{apply, Func, Ops};
     use std::arch::x86_64::*;
 
     /// The array of the n vectors e (for j = 0..n), by a plain loop: a closure would not
@@ -230,19 +234,13 @@ pub(crate) mod x86 {
     /// f on 16 lanes (for `gated_single`).
     #[inline(always)]
     pub(crate) unsafe fn apply512(f: Func, x: __m512) -> __m512 {
-        match f {
-            Func::Tanh => tanh(x),
-            Func::Sigmoid => sigmoid(x),
-        }
+        apply(f, x)
     }
 
     /// f on 8 lanes (for `gated_single`).
     #[inline(always)]
     pub(crate) unsafe fn apply256(f: Func, x: __m256) -> __m256 {
-        match f {
-            Func::Tanh => tanh(x),
-            Func::Sigmoid => sigmoid(x),
-        }
+        apply(f, x)
     }
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
@@ -266,9 +264,11 @@ pub(crate) mod x86 {
     /// 0.69–0.72.
     #[target_feature(enable = "avx2,avx,fma")]
     pub(super) unsafe fn slice256(f: Func, xs: &mut [f32]) {
-        let done = side_by_side::<4>(f, xs.as_mut_ptr(), xs.len());
-        let xs = &mut xs[done..];
-        let mut chunks = xs.chunks_exact_mut(8);
+        let mut groups = xs.chunks_exact_mut(32);
+        for g in &mut groups {
+            side_by_side::<4>(f, g);
+        }
+        let mut chunks = groups.into_remainder().chunks_exact_mut(8);
         for c in &mut chunks {
             let x = _mm256_loadu_ps(c.as_ptr());
             _mm256_storeu_ps(c.as_mut_ptr(), apply256(f, x));
@@ -283,23 +283,16 @@ pub(crate) mod x86 {
         }
     }
 
-    /// `f` on N vectors of 8 at a time, each operation applied to the N in turn (`Side`), over
-    /// the whole groups of 8·N values at p; returns how many values it did.
+    /// `f` on the 8·N values of g, N vectors of 8 side by side (`Side`: each operation
+    /// applied to the N in turn).
     #[inline(always)]
-    unsafe fn side_by_side<const N: usize>(f: Func, p: *mut f32, n: usize) -> usize {
-        let mut i = 0;
-        while i + 8 * N <= n {
-            let x = Side::<N>(each!(N, |j| _mm256_loadu_ps(p.add(i + 8 * j))));
-            let y = match f {
-                Func::Tanh => tanh(x),
-                Func::Sigmoid => sigmoid(x),
-            };
-            for (j, v) in y.0.iter().enumerate() {
-                _mm256_storeu_ps(p.add(i + 8 * j), *v);
-            }
-            i += 8 * N;
+    unsafe fn side_by_side<const N: usize>(f: Func, g: &mut [f32]) {
+        debug_assert_eq!(g.len(), 8 * N);
+        let p = g.as_mut_ptr();
+        let y = apply(f, Side::<N>(each!(N, |j| _mm256_loadu_ps(p.add(8 * j)))));
+        for (j, v) in y.0.iter().enumerate() {
+            _mm256_storeu_ps(p.add(8 * j), *v);
         }
-        i
     }
 
     /// N vectors of 8 lanes side by side: every operation of `Ops` applied to each in turn,
