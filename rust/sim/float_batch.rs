@@ -31,7 +31,7 @@ use crate::net::activation::Activation;
 use crate::num::round::BinaryFormat;
 use crate::sim::ziv::Func;
 use crate::num::float::Float;
-use crate::sim::block_io::{block_firsts, lane_inputs, recycle_lanes, run_blocks, split_blocks, store};
+use crate::sim::block_io::{block_firsts, lane_inputs, prefetch_inputs, recycle_lanes, run_blocks, split_blocks, store};
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cancel::Control;
 use crate::sim::float_engine::FloatPlan;
@@ -247,6 +247,9 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             crate::sim::half_tables::apply_f16_bits_only(func, &rows16, uh, ns, d, hc);
         } else {
             let (prev, cur) = two_slots(&mut ring, len, slot(t), slot(t + 1));
+            if single.is_none() {
+                prefetch_inputs(xl, (first, ns), t_max, n, t);
+            }
             // (not built for a block that reads the inputs' own bits: `xl` is then empty)
             let x = || Term { w: &w.wx, z: &xl[(first * t_max + t) * n..], ldz: t_max * n };
             let h = Term { w: &w.v, z: prev, ldz: up };

@@ -41,6 +41,10 @@ fn filled_by<A: Sync, B: Send + 'static>(src: &[A], threads: Option<usize>, body
     let n = src.len();
     let mut v: Vec<B> = recycle::take(n);
     let dst = &mut v.spare_capacity_mut()[..n];
+    // 2 MiB pages for a large input (before its first write): a block reads hundreds of its
+    // sequences' rows each tick, a page or more apart (`block_io::prefetch_inputs`)
+    #[cfg(target_os = "linux")]
+    super::block_results::advise_huge_pages(dst);
     let chunks = n.div_ceil(CHUNK);
     let parts = if n >= PARALLEL_MIN { threads.unwrap_or_else(default_threads).min(default_threads()).min(chunks).max(1) } else { 1 };
     let per = chunks.div_ceil(parts) * CHUNK;

@@ -27,7 +27,7 @@
 use crate::error::SimResult;
 use crate::num::scalar::Scalar;
 use crate::sim::cancel::Control;
-use crate::sim::block_io::{block_firsts, lane_inputs, recycle_lanes, run_blocks, split_blocks, store};
+use crate::sim::block_io::{block_firsts, lane_inputs, prefetch_inputs, recycle_lanes, run_blocks, split_blocks, store};
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cells::gated::{GatedKind, GatedPlan};
 use crate::sim::cells::gated_single::{self, AnyLayer, Elem, LayerState, RegLayer};
@@ -254,6 +254,10 @@ fn run_block<F: LaneFormat + Scalar>(plan: &StackPlan<F>, gated: &[&GatedPlan<F>
             active.iter_mut().zip(&lens).for_each(|(a, &l)| *a = t < l);
             Some(active.as_slice())
         };
+        // layer 0 reads its input rows in place, one tick at a time, unless hoisted
+        if hoist <= 1 {
+            prefetch_inputs(xl, (first, ns), t_max, n, t);
+        }
         for l in 0..gated.len() {
             let (g, w) = (gated[l], &lanes[l]);
             let (below, rest) = layers.split_at_mut(l);
