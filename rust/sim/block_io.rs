@@ -4,7 +4,8 @@
 //! - Inputs: the batch's inputs (B, T, n) as lane values, borrowed without a copy when the
 //!   format is its own lane type (f32, f64), converted once otherwise (f16, bf16). A kernel
 //!   reads the rows x_t of a block in place: sequence s's row is at ((first + s)·T + t)·n,
-//!   so the rows of consecutive sequences are `T·n` apart (the `ldz` of `tile_kernel`).
+//!   so the rows of consecutive sequences are `T·n` apart (the `ldz` of `tile_kernel`),
+//!   each asked for a line ahead of its tick ([`prefetch_inputs`]).
 //! - Outputs: each result buffer of the whole batch (B rows of `row` values) is allocated
 //!   once and split into every block's disjoint slice, so each block writes its results in
 //!   place (no per-block buffers joined and converted afterwards; the kept states are

@@ -8,7 +8,13 @@
 //! threads (at most one per core), whole chunks of [`CHUNK`] values each, which the calling
 //! thread and scoped helper threads take one at a time. Each chunk is checked right
 //! after its copy (in L1), and the buffers come from `sim::recycle` (a fresh one would be
-//! zeroed by the kernel page by page).
+//! zeroed by the kernel page by page) with 2 MiB pages asked for (`advise_huge_pages`):
+//! each tick a block reads hundreds of rows a page or more apart, and a Zen 3 core's 2,048
+//! second-level TLB entries map 8 MiB of 4 KiB pages, less than the 16–32 MiB inputs of
+//! issue 7's hidden-16 rows. With this and `block_io::prefetch_inputs` (session 63, perf of
+//! an f64 SimpleRNN at (1024, 1000, 16, 4)), the tile's samples on the instruction after
+//! its first broadcast of x went from 21% to 11%, and the kernel's page zeroing from 3.0%
+//! to 0.5% of the run.
 //!
 //! Scoped threads, not the run's rayon pool: the bindings read the input holding the GIL,
 //! and a job sent to a pool that another Python thread's run keeps busy would wait for that
