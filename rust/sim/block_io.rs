@@ -84,6 +84,7 @@ pub fn rows_to_fetch(ns: usize, t: usize, t_max: usize, row_bytes: usize) -> imp
 }
 
 /// The lines holding the bytes a..=b (a ≤ b, at most a line apart): one or two line addresses.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn row_lines(a: usize, b: usize) -> impl Iterator<Item = usize> {
     [a, b].into_iter().take(if a / LINE == b / LINE { 1 } else { 2 })
 }
