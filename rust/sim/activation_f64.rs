@@ -505,6 +505,41 @@ pub fn slice(f: Func, xs: &mut [f64]) {
     portable(f, xs)
 }
 
+/// σ over `xs[..nsig]` and tanh over `xs[nsig..]`, in place, correctly rounded: the same
+/// values as [`slice`] of each. On AVX2 + FMA without AVX-512, a short slice (at most
+/// `activation_f64_staged::SHORT` values, `nsig` a multiple of 4: a batch-1 LSTM tick's
+/// gates and candidate at hidden 16) runs the first tier of both in one staged pass
+/// (`activation_f64_staged::sigmoid_tanh_pass`), the two chains overlapping, and the few
+/// values it leaves through the next tiers one by one; otherwise two calls of [`slice`].
+pub fn sigmoid_then_tanh(xs: &mut [f64], nsig: usize) {
+    assert!(nsig <= xs.len(), "sigmoid_then_tanh: σ over {nsig} of {} values", xs.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::sim::activation_f64_staged::SHORT;
+        if xs.len() <= SHORT && nsig % 4 == 0 && !crate::sim::cpu::avx512() && crate::sim::cpu::avx2_fma() {
+            // SAFETY: the CPU has AVX2 and FMA (checked above).
+            return unsafe { sigmoid_then_tanh_avx2(xs, nsig) };
+        }
+    }
+    let (gates, candidate) = xs.split_at_mut(nsig);
+    slice(Func::Sigmoid, gates);
+    slice(Func::Tanh, candidate);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx,fma")]
+unsafe fn sigmoid_then_tanh_avx2(xs: &mut [f64], nsig: usize) {
+    use crate::sim::activation_f64_staged::{sigmoid_tanh_pass, with_kept_256};
+    // (the closure only calls a function with the target features)
+    let mut open = with_kept_256(|(s, _)| sigmoid_tanh_pass(xs, nsig, s));
+    while open != 0 {
+        let i = open.trailing_zeros() as usize;
+        let f = if i < nsig { Func::Sigmoid } else { Func::Tanh };
+        xs[i] = after_first_tier::<true>(f, xs[i]);
+        open &= open - 1;
+    }
+}
+
 /// f over `xs`, in place, correctly rounded, without SIMD beyond what the build targets.
 pub(crate) fn portable(f: Func, xs: &mut [f64]) {
     slice_body::<PORTABLE_FMA>(f, xs, &mut Lanes::<PORTABLE_FMA>, &mut SliceBuffers::new())

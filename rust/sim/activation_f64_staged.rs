@@ -110,6 +110,87 @@ pub(crate) unsafe fn short_pass_512(f: Func, xs: &mut [f64]) -> u64 {
     open
 }
 
+/// σ over `xs[..nsig]` and tanh over the rest, the first tier of both in one staged pass on
+/// 4 lanes (at most [`SHORT`] values, `nsig` a multiple of 4: a batch-1 LSTM tick's gates and
+/// candidate). Each stage runs σ's vectors, then tanh's, through the same per-vector
+/// functions as [`quick_pass`]'s chunks (so the same bits lane by lane), and the two chains
+/// overlap where two calls would wait for one, then the other: a batch-1 tick waits for
+/// this call. The results go into `xs`, except at the undecided lanes, which keep their
+/// input; returns those lanes' bits (lane i as bit i).
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA.
+#[target_feature(enable = "avx2,avx,fma")]
+pub(crate) unsafe fn sigmoid_tanh_pass(xs: &mut [f64], nsig: usize, s: &mut Scratch<__m256d>) -> u64 {
+    const L: usize = 4;
+    let m = xs.len();
+    assert!(m <= SHORT && nsig <= m && nsig % L == 0, "sigmoid_tanh_pass: {m} values, σ over {nsig}");
+    let (nsv, nv) = (nsig / L, m.div_ceil(L));
+    // whole vectors run in place; a partial last vector (tanh's) goes through `pad`, the
+    // lanes past xs holding 0.5 (an ordinary value), as in `pass_body`
+    let mut pad = std::mem::MaybeUninit::<[f64; SHORT]>::uninit();
+    let whole = m == L * nv;
+    let p = if whole {
+        xs.as_mut_ptr()
+    } else {
+        let pad = pad.as_mut_ptr() as *mut f64;
+        std::ptr::copy_nonoverlapping(xs.as_ptr(), pad, m);
+        for i in m..L * nv {
+            *pad.add(i) = 0.5;
+        }
+        pad
+    };
+    let c = consts();
+    let table = c.tanh.as_ptr();
+    let Scratch { x, open, e, q, sh, sl, z } = s;
+    // stage 1: σ's reduction; tanh's reduction and series
+    for i in 0..nv {
+        x[i] = <__m256d as Pd>::loadu(p.add(L * i));
+        if i < nsv {
+            e.reduce(i, sigmoid_argument(x[i]), c);
+        } else {
+            (sh[i], sl[i], z[i]) = tanh_small(x[i], &mut e.j[i]);
+        }
+    }
+    // stage 2: σ's polynomial; tanh's table and quotient's operands
+    for i in 0..nsv {
+        e.polynomial(i);
+    }
+    for i in nsv..nv {
+        [q.nh[i], q.nl[i], q.dh[i], q.dl[i]] = tanh_operands(table, &e.j[i], sh[i], sl[i]);
+    }
+    // stage 3: σ's table and quotient's operands
+    for i in 0..nsv {
+        [q.nh[i], q.nl[i], q.dh[i], q.dl[i]] = sigmoid_operands(x[i], e.parts(i));
+    }
+    // stage 4: the quotients and Ziv's tests
+    for i in 0..nv {
+        let v;
+        (v, open[i]) = if i < nsv { sigmoid_finish(x[i], q.divide(i).0) } else { tanh_finish(x[i], tanh_quotient(q.divide(i), z[i])) };
+        <__m256d as Pd>::storeu(p.add(L * i), v);
+    }
+    if !whole {
+        std::ptr::copy_nonoverlapping(p, xs.as_mut_ptr(), m);
+    }
+    // the undecided lanes get their input back
+    let inputs = x.as_ptr() as *const f64;
+    let mut bits = 0u64;
+    for (i, &o) in open[..nv].iter().enumerate() {
+        bits |= u64::from(o) << (L * i);
+    }
+    if m < 64 {
+        // (the pad's lanes)
+        bits &= (1u64 << m) - 1;
+    }
+    let mut left = bits;
+    while left != 0 {
+        let lane = left.trailing_zeros() as usize;
+        xs[lane] = *inputs.add(lane);
+        left &= left - 1;
+    }
+    bits
+}
+
 #[inline(always)]
 unsafe fn pass_body<V: Pd>(f: Func, xs: &mut [f64], undecided: &mut [u8], s: &mut Scratch<V>) -> usize {
     let m = xs.len();

@@ -331,6 +331,64 @@ fn the_staged_first_tier_is_the_scalar_one() {
     }
 }
 
+/// σ then tanh in one call (`sigmoid_then_tanh`, a batch-1 LSTM tick's gates and
+/// candidate) gives the two slices' values: every length up to SHORT + 5 and every split
+/// (multiples of 4 take the one staged pass on AVX2, the others and the longer slices two
+/// calls), on values of every range with some that the first tier leaves undecided for σ
+/// or for tanh. And the staged pass (`sigmoid_tanh_pass`, AVX2) equals the scalar first
+/// tier lane by lane, value and decision, undecided lanes keeping their input.
+#[test]
+fn sigmoid_then_tanh_gives_both_slices() {
+    use crate::sim::activation_f64_staged::SHORT;
+    let c = consts();
+    let mut g = Bits::new(0x51_6d0f_7a9);
+    let mut xs = inputs(400);
+    let (mut open_tanh, mut open_sigmoid) = (0, 0);
+    while open_tanh < 4 || open_sigmoid < 4 {
+        let x = g.value(-8, 3);
+        let (t, s) = (!tanh_lane::<true, QUICK>(x, c).1, !sigmoid_lane::<true, QUICK>(x, c).1);
+        if (t && open_tanh < 4) || (s && open_sigmoid < 4) {
+            // (spread through the values, so that many slices hold one)
+            let at = (g.0.next_u64() % xs.len() as u64) as usize;
+            xs.insert(at, x);
+            (open_tanh, open_sigmoid) = (open_tanh + usize::from(t), open_sigmoid + usize::from(s));
+        }
+    }
+    let (want_s, want_t) = (exact_all(Func::Sigmoid, &xs), exact_all(Func::Tanh, &xs));
+    let mut start = 0;
+    let (mut undecided, mut staged) = (0, 0);
+    for n in 0..=SHORT + 5 {
+        for nsig in 0..=n {
+            let at = start % (xs.len() - n);
+            start += 7;
+            let mut ys = xs[at..at + n].to_vec();
+            sigmoid_then_tanh(&mut ys, nsig);
+            let want: Vec<f64> = (at..at + n).map(|i| if i - at < nsig { want_s[i] } else { want_t[i] }).collect();
+            assert!(same(&ys, &want), "n {n}, σ over {nsig}, from {at}");
+            #[cfg(target_arch = "x86_64")]
+            if n <= SHORT && nsig % 4 == 0 && crate::sim::cpu::avx2_fma() {
+                use crate::sim::activation_f64_staged::{sigmoid_tanh_pass, Scratch};
+                let mut zs = xs[at..at + n].to_vec();
+                // SAFETY: the CPU has AVX2 and FMA (checked above).
+                let open = unsafe { sigmoid_tanh_pass(&mut zs, nsig, &mut Scratch::new()) };
+                assert_eq!(open.checked_shr(n as u32).unwrap_or(0), 0, "no lane past the slice");
+                for (i, &x) in xs[at..at + n].iter().enumerate() {
+                    let (v, decided) = lane::<true, QUICK>(if i < nsig { Func::Sigmoid } else { Func::Tanh }, x);
+                    assert_eq!(open & (1 << i) == 0, decided, "lane {i} of {n} (σ over {nsig}): {x:e}");
+                    assert!(same(&[zs[i]], &[if decided { v } else { x }]), "lane {i} of {n} (σ over {nsig}): {x:e} gave {:e}", zs[i]);
+                }
+                undecided += open.count_ones();
+                staged += 1;
+            }
+        }
+    }
+    // the staged pass ran (on AVX2), and left undecided lanes for the later tiers
+    #[cfg(target_arch = "x86_64")]
+    if crate::sim::cpu::avx2_fma() {
+        assert!(staged > 500 && undecided > 0, "{staged} staged passes, {undecided} undecided lanes");
+    }
+}
+
 /// Short slices (a batch-1 tick has 16–64 values) after long ones, on one thread: the
 /// scratch and buffers this thread keeps between calls hold earlier calls' values, and a
 /// short σ runs only its own vectors. Every length from 1 to 2·CHUNK + 3, both functions,

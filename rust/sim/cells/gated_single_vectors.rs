@@ -535,7 +535,8 @@ impl Vector for V512d {
 /// blocks' lanes, then the candidate's, each kind one call of `float_batch::activate` (the
 /// lock-step kernel's own function, so the same bits): a call costs ~40 ns of set-up and
 /// latency whatever its length (`activation_f64`), so a tick of hidden 16 makes three calls
-/// instead of ten.
+/// instead of ten. σ gates with a tanh candidate (the LSTM) take one call for both
+/// (`activation_f64::sigmoid_then_tanh`, the same bits as the two `activate`s).
 #[inline(always)]
 unsafe fn act_gates_f64<V: Vector<E = f64>, const Q: usize, const G: usize>(a: &mut [[V; Q]; G], gate: Activation, candidate: Activation, cand: usize) {
     assert!(Q * G <= MAX_VECTORS && V::LANES <= 8);
@@ -552,9 +553,14 @@ unsafe fn act_gates_f64<V: Vector<E = f64>, const Q: usize, const G: usize>(a: &
     let gates = (G - usize::from(cand < G)) * Q * l;
     // SAFETY: the first n·l values were written above
     let vals = std::slice::from_raw_parts_mut(p, n * l);
-    let (gv, cv) = vals.split_at_mut(gates);
-    crate::sim::float_batch::activate::<f64>(gate, gv);
-    crate::sim::float_batch::activate::<f64>(candidate, cv);
+    if (gate, candidate) == (Activation::Sigmoid, Activation::Tanh) && cand < G {
+        // σ and tanh in one call (an LSTM's gates and candidate; `activate`'s bits)
+        crate::sim::activation_f64::sigmoid_then_tanh(vals, gates);
+    } else {
+        let (gv, cv) = vals.split_at_mut(gates);
+        crate::sim::float_batch::activate::<f64>(gate, gv);
+        crate::sim::float_batch::activate::<f64>(candidate, cv);
+    }
     let mut n = 0;
     for g in order {
         for v in a[g].iter_mut() {
