@@ -144,13 +144,13 @@ pub(crate) unsafe fn sigmoid_tanh_pass(xs: &mut [f64], nsig: usize, s: &mut Scra
     let table = c.tanh.as_ptr();
     let Scratch { x, open, e, q, sh, sl, z } = s;
     // stage 1: σ's reduction; tanh's reduction and series
-    for i in 0..nv {
+    for i in 0..nsv {
         x[i] = <__m256d as Pd>::loadu(p.add(L * i));
-        if i < nsv {
-            e.reduce(i, sigmoid_argument(x[i]), c);
-        } else {
-            (sh[i], sl[i], z[i]) = tanh_small(x[i], &mut e.j[i]);
-        }
+        e.reduce(i, sigmoid_argument(x[i]), c);
+    }
+    for i in nsv..nv {
+        x[i] = <__m256d as Pd>::loadu(p.add(L * i));
+        (sh[i], sl[i], z[i]) = tanh_small(x[i], &mut e.j[i]);
     }
     // stage 2: σ's polynomial; tanh's table and quotient's operands
     for i in 0..nsv {
@@ -164,9 +164,14 @@ pub(crate) unsafe fn sigmoid_tanh_pass(xs: &mut [f64], nsig: usize, s: &mut Scra
         [q.nh[i], q.nl[i], q.dh[i], q.dl[i]] = sigmoid_operands(x[i], e.parts(i));
     }
     // stage 4: the quotients and Ziv's tests
-    for i in 0..nv {
+    for i in 0..nsv {
         let v;
-        (v, open[i]) = if i < nsv { sigmoid_finish(x[i], q.divide(i).0) } else { tanh_finish(x[i], tanh_quotient(q.divide(i), z[i])) };
+        (v, open[i]) = sigmoid_finish(x[i], q.divide(i).0);
+        <__m256d as Pd>::storeu(p.add(L * i), v);
+    }
+    for i in nsv..nv {
+        let v;
+        (v, open[i]) = tanh_finish(x[i], tanh_quotient(q.divide(i), z[i]));
         <__m256d as Pd>::storeu(p.add(L * i), v);
     }
     if !whole {
