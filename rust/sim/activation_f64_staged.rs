@@ -33,6 +33,11 @@
 //! scratch and the copies had cost more than the evaluation (Zen 4, batch-1 f64 SimpleRNN
 //! at hidden 16: 147–160 → 124–126 ns per tick).
 //!
+//! With AVX2 (this module's 4-lane spelling), a batch-1 LSTM tick's σ gates and tanh
+//! candidate run as one staged pass instead of two calls ([`sigmoid_tanh_pass`], session 64):
+//! the stages take σ's vectors, then tanh's, and the two chains overlap; σ or tanh alone
+//! through it measured slower than [`quick_pass`], so those keep their calls.
+//!
 //! Lanes outside the main ranges (NaN, tanh's tiny and saturated inputs, σ's saturated
 //! inputs and the band (−746, −680] left to the exact computation) take the scalar
 //! `*_lane`'s values: the same selections, vectorised.
@@ -110,6 +115,27 @@ pub(crate) unsafe fn short_pass_512(f: Func, xs: &mut [f64]) -> u64 {
     open
 }
 
+/// Where a pass over `xs` in vectors of `l` lanes runs, and whether in place: whole vectors
+/// run in place (xs's pointer, true); a partial last vector sends the values through `pad`
+/// (room for them rounded up to whole vectors), the lanes past xs holding 0.5 (an ordinary
+/// value), and the caller copies the first xs.len() back (false).
+///
+/// # Safety
+/// `pad` must be valid for writes of xs.len() rounded up to a multiple of `l` values.
+#[inline(always)]
+unsafe fn in_place_or_padded(xs: &mut [f64], l: usize, pad: *mut f64) -> (*mut f64, bool) {
+    let m = xs.len();
+    let n = m.div_ceil(l) * l;
+    if m == n {
+        return (xs.as_mut_ptr(), true);
+    }
+    std::ptr::copy_nonoverlapping(xs.as_ptr(), pad, m);
+    for i in m..n {
+        *pad.add(i) = 0.5;
+    }
+    (pad, false)
+}
+
 /// σ over `xs[..nsig]` and tanh over the rest, the first tier of both in one staged pass on
 /// 4 lanes (at most [`SHORT`] values, `nsig` a multiple of 4: a batch-1 LSTM tick's gates and
 /// candidate). Each stage runs σ's vectors, then tanh's, through the same per-vector
@@ -126,20 +152,9 @@ pub(crate) unsafe fn sigmoid_tanh_pass(xs: &mut [f64], nsig: usize, s: &mut Scra
     let m = xs.len();
     assert!(m <= SHORT && nsig <= m && nsig % L == 0, "sigmoid_tanh_pass: {m} values, σ over {nsig}");
     let (nsv, nv) = (nsig / L, m.div_ceil(L));
-    // whole vectors run in place; a partial last vector (tanh's) goes through `pad`, the
-    // lanes past xs holding 0.5 (an ordinary value), as in `pass_body`
+    // (a partial last vector is tanh's)
     let mut pad = std::mem::MaybeUninit::<[f64; SHORT]>::uninit();
-    let whole = m == L * nv;
-    let p = if whole {
-        xs.as_mut_ptr()
-    } else {
-        let pad = pad.as_mut_ptr() as *mut f64;
-        std::ptr::copy_nonoverlapping(xs.as_ptr(), pad, m);
-        for i in m..L * nv {
-            *pad.add(i) = 0.5;
-        }
-        pad
-    };
+    let (p, whole) = in_place_or_padded(xs, L, pad.as_mut_ptr() as *mut f64);
     let c = consts();
     let table = c.tanh.as_ptr();
     let Scratch { x, open, e, q, sh, sl, z } = s;
@@ -202,20 +217,8 @@ unsafe fn pass_body<V: Pd>(f: Func, xs: &mut [f64], undecided: &mut [u8], s: &mu
     assert!(m <= CHUNK && undecided.len() >= m, "quick_pass: more than a chunk, or a buffer shorter than the input");
     let l = V::LANES;
     let nv = m.div_ceil(l);
-    // whole vectors run in place; a partial last vector sends the chunk through `pad`, the
-    // lanes past xs holding 0.5 (an ordinary value)
     let mut pad = std::mem::MaybeUninit::<[f64; CHUNK]>::uninit();
-    let whole = m == l * nv;
-    let p = if whole {
-        xs.as_mut_ptr()
-    } else {
-        let pad = pad.as_mut_ptr() as *mut f64;
-        std::ptr::copy_nonoverlapping(xs.as_ptr(), pad, m);
-        for i in m..l * nv {
-            *pad.add(i) = 0.5;
-        }
-        pad
-    };
+    let (p, whole) = in_place_or_padded(xs, l, pad.as_mut_ptr() as *mut f64);
     let c = consts();
     match f {
         Func::Tanh => tanh_chunk(nv, p, s, c),
