@@ -736,6 +736,13 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                     let m = (ns - s0).min(O::ROWS);
                     if streamed {
                         let pf = next.share(st * groups + s0 / O::ROWS, stripes * groups, ticks);
+                        // the rows the next tile loads and stores, fetched while this one runs
+                        if let Some((nq, noff, ns0)) = next_tile((q, off, s0 + m), ns, N * O::L, pw, panels.end) {
+                            fetch_rows::<O, N>(ap, up, init.is_null(), &dest_of(nq, noff), nq * pw + noff, ns0, (ns - ns0).min(O::ROWS));
+                        } else if end < total {
+                            let gates = gates.filter(|_| (end + KC).min(total) == total);
+                            fetch_rows::<O, N>(ap, up, true, &dests::<O::C, N>(ap, pw, up, O::L, ns, gates, panels.start, 0), panels.start * pw, 0, ns.min(O::ROWS));
+                        }
                         group::<O, N, FUSED, true, true>(m, segs, pw, off, s0, init, a, up, &dest, pf)
                     } else if copied {
                         group::<O, N, FUSED, false, true>(m, segs, pw, off, s0, init, a, up, &dest, Prefetch::default())
@@ -752,6 +759,53 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     }
 }
 
+
+/// The tile after the one that ends before sequence `s_end` at unit `off` of panel q, in
+/// `drive_terms`' order (groups of sequences, then stripes of `width` units, then panels):
+/// (panel, unit in the panel, first sequence), or None past the last panel.
+#[inline(always)]
+fn next_tile((q, off, s_end): (usize, usize, usize), ns: usize, width: usize, pw: usize, panels_end: usize) -> Option<(usize, usize, usize)> {
+    let next = if s_end < ns {
+        (q, off, s_end)
+    } else if off + width < pw {
+        (q, off + width, 0)
+    } else {
+        (q + 1, 0, 0)
+    };
+    (next.0 < panels_end).then_some(next)
+}
+
+/// Fetches into L1 the lines of the tile of `m` sequences from `s0` at unit `unit` of
+/// `ap` (rows of stride `up`): its accumulators' rows when it starts from them (`loads`),
+/// and where its destinations are not those rows (the gate split's last pass), their rows
+/// and addends. A streamed block's rows are a pass's worth of tiles apart in time (the
+/// LSTM's at hidden 1024, 64 sequences: 1 MiB of `acc`, more than Zen 3's L2), and
+/// a tile waited on each of their first loads.
+#[inline(always)]
+unsafe fn fetch_rows<O: Ops, const N: usize>(ap: *mut O::C, up: usize, loads: bool, dest: &[Dest<O::C>; N], unit: usize, s0: usize, m: usize) {
+    let size = std::mem::size_of::<O::C>();
+    let fetch = |p: *const O::C, bytes: usize| {
+        let (lo, hi) = (p as usize & !63, p as usize + bytes);
+        let mut line = lo;
+        while line < hi {
+            _mm_prefetch::<_MM_HINT_T0>(line as *const i8);
+            line += 64;
+        }
+    };
+    for s in s0..s0 + m {
+        if loads {
+            fetch(ap.add(s * up + unit), N * O::L * size);
+        }
+        for (r, d) in dest.iter().enumerate() {
+            if !(loads && std::ptr::eq(d.ptr, ap.add(unit + r * O::L))) {
+                fetch(d.ptr.add(s * d.ld), O::L * size);
+            }
+            if !d.add.is_null() {
+                fetch(d.add.add(s * d.ld_add), O::L * size);
+            }
+        }
+    }
+}
 
 pub(super) fn cast<A: 'static, B: 'static>(p: &Packed<A>) -> &Packed<B> {
     assert_eq!(std::any::TypeId::of::<A>(), std::any::TypeId::of::<B>());
@@ -1001,6 +1055,25 @@ mod prefetch_tests {
                 let ks: Vec<usize> = seg.chunks().flatten().collect();
                 assert_eq!(ks, (seg.k0..seg.k1).collect::<Vec<_>>());
                 assert!(seg.chunks().all(|c| c.len() <= PF_CHUNK && !c.is_empty()));
+            }
+        }
+    }
+
+    #[test]
+    fn each_tile_names_the_one_after_it() {
+        for (ns, width, pw, rows) in [(64, 16, 16, 6), (13, 8, 32, 6), (5, 4, 8, 4), (12, 16, 16, 6)] {
+            let panels = 3..7;
+            let mut order = Vec::new();
+            for q in panels.clone() {
+                for off in (0..pw).step_by(width) {
+                    for s0 in (0..ns).step_by(rows) {
+                        order.push((q, off, s0, (ns - s0).min(rows)));
+                    }
+                }
+            }
+            for (i, &(q, off, s0, m)) in order.iter().enumerate() {
+                let expected = order.get(i + 1).map(|&(q, off, s0, _)| (q, off, s0));
+                assert_eq!(next_tile((q, off, s0 + m), ns, width, pw, panels.end), expected, "tile {i} of {ns} sequences");
             }
         }
     }
