@@ -783,25 +783,31 @@ fn next_tile((q, off, s_end): (usize, usize, usize), ns: usize, width: usize, pw
 /// a tile waited on each of their first loads.
 #[inline(always)]
 unsafe fn fetch_rows<O: Ops, const N: usize>(ap: *mut O::C, up: usize, loads: bool, dest: &[Dest<O::C>; N], unit: usize, s0: usize, m: usize) {
-    let size = std::mem::size_of::<O::C>();
-    let fetch = |p: *const O::C, bytes: usize| {
-        let (lo, hi) = (p as usize & !63, p as usize + bytes);
-        let mut line = lo;
-        while line < hi {
-            _mm_prefetch::<_MM_HINT_T0>(line as *const i8);
+    rows_lines::<O::C, N>((ap, up, O::L), loads, dest, unit, s0..s0 + m, |line| _mm_prefetch::<_MM_HINT_T0>(line as *const i8));
+}
+
+/// The addresses of the cache lines [`fetch_rows`] fetches (vectors of `l` lanes), given
+/// to `fetch` in order.
+#[inline(always)]
+unsafe fn rows_lines<C, const N: usize>((ap, up, l): (*mut C, usize, usize), loads: bool, dest: &[Dest<C>; N], unit: usize, rows: Range<usize>, mut fetch: impl FnMut(usize)) {
+    let size = std::mem::size_of::<C>();
+    let mut lines = |p: *const C, bytes: usize| {
+        let mut line = p as usize & !63;
+        while line < p as usize + bytes {
+            fetch(line);
             line += 64;
         }
     };
-    for s in s0..s0 + m {
+    for s in rows {
         if loads {
-            fetch(ap.add(s * up + unit), N * O::L * size);
+            lines(ap.add(s * up + unit), N * l * size);
         }
         for (r, d) in dest.iter().enumerate() {
-            if !(loads && std::ptr::eq(d.ptr, ap.add(unit + r * O::L))) {
-                fetch(d.ptr.add(s * d.ld), O::L * size);
+            if !(loads && std::ptr::eq(d.ptr, ap.add(unit + r * l))) {
+                lines(d.ptr.add(s * d.ld), l * size);
             }
             if !d.add.is_null() {
-                fetch(d.add.add(s * d.ld_add), O::L * size);
+                lines(d.add.add(s * d.ld_add), l * size);
             }
         }
     }
@@ -1074,6 +1080,47 @@ mod prefetch_tests {
             for (i, &(q, off, s0, m)) in order.iter().enumerate() {
                 let expected = order.get(i + 1).map(|&(q, off, s0, _)| (q, off, s0));
                 assert_eq!(next_tile((q, off, s0 + m), ns, width, pw, panels.end), expected, "tile {i} of {ns} sequences");
+            }
+        }
+    }
+
+    /// The lines fetched for a tile are those its loads and stores touch: its accumulators'
+    /// rows when it starts from them, and on the gate split's pass its regions' rows and
+    /// addends (the units of a gate without a region stay in `acc`).
+    #[test]
+    fn a_tile_s_rows_are_the_lines_fetched_for_it() {
+        let (ns, hsz, l) = (13, 24, 8);
+        let units = 4 * hsz;
+        let (pw, up) = (16, 4 * hsz);
+        let mut acc = vec![0f32; ns * up];
+        let mut pre = vec![0f32; 3 * ns * hsz];
+        let addend = vec![0f32; ns * (units + 8)];
+        let gates = GateStore { addend: addend.as_ptr(), addend_ld: units + 8, pre: pre.as_mut_ptr(), hsz, units, region: [Some(0), None, Some(2), Some(1), None] };
+        let ap = acc.as_mut_ptr();
+        let line = |p: *mut f32| p as usize & !63;
+        for (q, off, s0, m) in [(0, 0, 0, 6), (1, 8, 6, 6), (2, 0, 12, 1), (3, 8, 0, 6), (5, 0, 7, 6)] {
+            for (gates, loads) in [(None, true), (Some(gates), true), (Some(gates), false)] {
+                let dest = unsafe { dests::<f32, 2>(ap, pw, up, l, ns, gates, q, off) };
+                let unit = q * pw + off;
+                let mut fetched = std::collections::BTreeSet::new();
+                unsafe { rows_lines::<f32, 2>((ap, up, l), loads, &dest, unit, s0..s0 + m, |a| {
+                    fetched.insert(a);
+                }) };
+                let mut touched = std::collections::BTreeSet::new();
+                for s in s0..s0 + m {
+                    for (r, d) in dest.iter().enumerate() {
+                        for j in [0, l - 1] {
+                            if loads {
+                                touched.insert(line(unsafe { ap.add(s * up + unit + r * l + j) }));
+                            }
+                            touched.insert(line(unsafe { d.ptr.add(s * d.ld + j) }));
+                            if !d.add.is_null() {
+                                touched.insert(line(unsafe { d.add.add(s * d.ld_add + j) }.cast_mut()));
+                            }
+                        }
+                    }
+                }
+                assert_eq!(fetched, touched, "tile at panel {q}, unit {off}, rows {s0}.., gates {}, loads {loads}", gates.is_some());
             }
         }
     }
