@@ -39,7 +39,7 @@
 #![cfg_attr(not(rnnsim_avx512_tiles), allow(dead_code))]
 
 use super::x86::{dests, store_tile, Dest, GateStore, Ops, Terms};
-use super::{Packed, KC, MAX_TERMS};
+use super::{Packed, MAX_TERMS};
 use crate::sim::tile_rows::{padded_stride, Scratch};
 use std::arch::x86_64::*;
 use std::ops::Range;
@@ -123,6 +123,9 @@ const MIN_ROWS: usize = 3;
 /// The fewest units of a call run here: each row's copy (about 8 instructions per 16 values
 /// of k) is repaid by the instructions the pairs save on each unit.
 const MIN_UNITS: usize = 48;
+/// Pairs of k per pass (512 values of k): the pair tiles kept their passes when f32's grew
+/// from 256 to 1,024 values (`tile_kernel::KC`, session 67); longer ones were not measured.
+const KC: usize = 256;
 /// The row stride of the pair copy: up to KC pairs (2·KC values of k), an odd number of
 /// cache lines (`tile_rows`), fixed at compile time.
 const LD: usize = padded_stride(KC, 4);

@@ -42,9 +42,23 @@ use crate::sim::lanes::LaneFormat;
 
 /// Sequences per register tile.
 pub const MR: usize = 8;
-/// Values of k per pass over a tile (the panel slice of a pass stays in L1).
+/// Values of k per pass of `tile_x86`'s driver: a tile keeps its accumulators in
+/// registers for up to KC values of k, and stores and reloads them between passes. 256 until
+/// session 67, sized so that a panel's slice of a pass stayed in L1 (32 KiB for AVX-512's
+/// panels of 128 bytes per k). Measured on Zen 5 (one build reading the pass length from the
+/// environment, 3 alternating rounds, 1 thread; shapes (B, T, hidden, input)): at
+/// (64, 30, 1024, 128) the LSTM f32+fma 128 / 256 / 512 / 1024: 0.96 / 1.05 / 1.09 / 1.11
+/// of the 256 build, f32 0.92 / 0.97 / 1.10 / 1.09, the SimpleRNN f32+fma 0.96 / 0.99 / 1.01
+/// / 1.04, the GRU f64+fma 0.95 / 0.93 / 1.08 / 1.03; at 1024 on 2 threads LSTM 1.08,
+/// SimpleRNN 1.05, GRU f32 1.08; batch 1 at hidden 1024 (the unit split) 1.17; hidden 256
+/// and 64 within −1% to +5%; the AVX2 tiles (`RNNSIM_ISA=avx2`) +2% to +5%. The slice a
+/// pass now reads per panel (128 KiB) comes from L2, where the hardware prefetchers keep
+/// it ahead of the tiles; the accumulators of a hidden-1024 LSTM's recurrent map (1 MiB for
+/// 64 sequences) make one round trip per tick instead of four. Not measured on a CPU with
+/// 512 KiB of L2 (Zen 3), where a pass's z copy (4 KiB per sequence in f32) takes a larger
+/// share of it.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-const KC: usize = 256;
+pub(crate) const KC: usize = 1024;
 /// Packed weights of more bytes than this are streamed from L3 with prefetching
 /// (`tile_x86::Prefetch`), and on several threads each block's units are shared
 /// (`unit_split`). Tuned with 1–2 MiB of L2 per core. On Zen 3's 512 KiB, streaming from

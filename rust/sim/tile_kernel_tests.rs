@@ -105,10 +105,10 @@ macro_rules! every_format {
 
 #[test]
 fn affine_equals_the_bias_then_each_term_in_order_bit_for_bit() {
-    // terms empty (all of them: the bias alone), short, spanning the KC passes (7 + 300:
-    // the pass boundary inside the second term; 300 + 260: inside both), and more than one
-    // pass's worth in the first
-    let cases: &[(&[usize], usize, usize)] = &[(&[0, 0], 16, 3), (&[0], 40, 2), (&[0, 5], 16, 9), (&[3, 0], 40, 8), (&[7, 300], 33, 11), (&[300, 260], 64, 3), (&[64, 192], 20, 17), (&[4, 16], 16, 1), (&[1], 7, 5), (&[2, 3, 4], 24, 10)];
+    // terms empty (all of them: the bias alone), short, spanning the KC passes (7 + KC + 44:
+    // the pass boundary inside the second term; KC + 44 + KC + 4: inside both), and more
+    // than one pass's worth in the first
+    let cases: &[(&[usize], usize, usize)] = &[(&[0, 0], 16, 3), (&[0], 40, 2), (&[0, 5], 16, 9), (&[3, 0], 40, 8), (&[7, KC + 44], 33, 11), (&[KC + 44, KC + 4], 64, 3), (&[64, 192], 20, 17), (&[4, 16], 16, 1), (&[1], 7, 5), (&[2, 3, 4], 24, 10)];
     for &(ks, units, ns) in cases {
         for nr in [1, 2] {
             for fma in [false, true] {
@@ -221,7 +221,7 @@ fn wide_tiles_of_one_or_two_sequences_give_the_same_bits() {
             for nr in [1, 2] {
                 for fma in [false, true] {
                     every_format!(check(37, units, ns, nr, fma));
-                    every_format!(check_affine(&[9, 300], units, ns, nr, fma));
+                    every_format!(check_affine(&[9, KC + 44], units, ns, nr, fma));
                 }
             }
         }
@@ -232,17 +232,17 @@ fn wide_tiles_of_one_or_two_sequences_give_the_same_bits() {
 /// the next panels' slices, or the next pass's first ones, as they run): the same bits.
 #[test]
 fn streamed_weights_give_the_same_bits() {
-    // 610·512 f32 = 1.2 MiB in three passes; two terms 300 + 420 (1.4 MiB), passes that
-    // span both; f64 at half the k
+    // (2·KC + 98)·512 f32 = 4.2 MiB in three passes; two terms KC + 44 + KC + 164
+    // (4.4 MiB), passes that span both; f64 at about half the k
     for fma in [false, true] {
-        check::<f32>(610, 512, 11, 2, fma);
-        check::<f32>(610, 512, 31, 2, fma);
-        check_affine::<f32>(&[300, 420], 512, 9, 2, fma);
-        check::<f64>(305, 512, 10, 2, fma);
-        check_affine::<f64>(&[150, 210], 512, 3, 1, fma);
+        check::<f32>(2 * KC + 98, 512, 11, 2, fma);
+        check::<f32>(2 * KC + 98, 512, 31, 2, fma);
+        check_affine::<f32>(&[KC + 44, KC + 164], 512, 9, 2, fma);
+        check::<f64>(KC + 49, 512, 10, 2, fma);
+        check_affine::<f64>(&[KC / 2 + 22, KC / 2 + 82], 512, 3, 1, fma);
         // odd panel counts (15 and 31): the unfused tiles' pairs of panels end with one
-        check::<f32>(610, 480, 13, 2, fma);
-        check_affine::<f64>(&[100, 205], 496, 7, 2, fma);
+        check::<f32>(2 * KC + 98, 480, 13, 2, fma);
+        check_affine::<f64>(&[100, KC + 49], 496, 7, 2, fma);
     }
 }
 
@@ -265,14 +265,14 @@ fn rows_at_conflicting_strides_give_the_same_bits() {
 /// tiles from a pass's copy of z (`tile_rows::pass_copy`, rows a compile-time stride apart):
 /// the same bits, at 256 and 272 units (copied) and 192 (not, in every format's panels), for
 /// 3–25 sequences (partial groups of the 12-, 8-, 6- and 4-row tiles), two terms with the
-/// pass boundary (k = 256) in the first (260 + 20, 300 + 20) or the second (200 + 100, 30 +
-/// 300), z rows at conflicting and ordinary strides, every format, fused or not, on the
+/// pass boundary (k = KC) in the first (KC + 4 + 20, KC + 44 + 20) or the second (KC − 56 +
+/// 100, 30 + KC + 44), z rows at conflicting (4 and 8 KiB apart in f32) and ordinary strides, every format, fused or not, on the
 /// AVX-512 tiles and on the AVX2 ones; and the gate split of an LSTM of hidden 64 (256 units)
 /// on the copy.
 #[test]
 fn tiles_from_a_pass_copy_give_the_same_bits() {
     fn cases() {
-        for (ks, ldz) in [(&[200usize, 100][..], 1024), (&[30, 300][..], 0), (&[260, 20][..], 1024), (&[300, 20][..], 0), (&[5][..], 0), (&[257][..], 2048)] {
+        for (ks, ldz) in [(&[KC - 56, 100][..], 1024), (&[30, KC + 44][..], 0), (&[KC + 4, 20][..], 2048), (&[KC + 44, 20][..], 0), (&[5][..], 0), (&[KC + 1][..], 2048)] {
             let stride = |k: usize| if ldz > 0 && k >= 100 { ldz } else { k + 3 };
             for (units, ns) in [(256, 3), (256, 13), (192, 25), (272, 12), (256, 8)] {
                 for fma in [false, true] {
@@ -288,22 +288,23 @@ fn tiles_from_a_pass_copy_give_the_same_bits() {
     }
     let lstm = [Some(0), Some(1), Some(3), Some(2), None];
     for fma in [false, true] {
-        every_format!(check_gates(64, lstm, 300, 13, fma));
+        every_format!(check_gates(64, lstm, KC + 44, 13, fma));
     }
 }
 
 /// Passes of KC values of k over more than two sequences, with the bias on the first pass
 /// and the gate split on the last: the same bits with the weights streamed (an LSTM of
-/// hidden 256 over k = 610: 1024 units, 2.4 MiB of f32, three passes, the prefetch reaching
-/// into the next pass) and not (k = 530 over 96 units), whole and partial groups.
+/// hidden 256 over k = 2·KC + 98: 1024 units, 8.4 MiB of f32, three passes, the prefetch
+/// reaching into the next pass) and not (k = KC + 300 over 96 units: 0.97 MiB of f64, two
+/// passes), whole and partial groups.
 #[test]
 fn passes_of_streamed_and_cached_weights_give_the_same_bits() {
     let lstm = [Some(0), Some(1), Some(3), Some(2), None];
     for fma in [false, true] {
-        check_gates::<f32>(256, lstm, 610, 14, fma);
-        check_gates::<f64>(256, lstm, 300, 5, fma);
-        every_format!(check_affine(&[20, 510], 96, 13, 2, fma));
-        every_format!(check(530, 96, 3, 1, fma));
+        check_gates::<f32>(256, lstm, 2 * KC + 98, 14, fma);
+        check_gates::<f64>(256, lstm, KC + 44, 5, fma);
+        every_format!(check_affine(&[20, KC + 280], 96, 13, 2, fma));
+        every_format!(check(KC + 300, 96, 3, 1, fma));
     }
 }
 
@@ -367,8 +368,8 @@ fn gate_split_equals_affine_then_the_gate_additions_bit_for_bit() {
     let gru = [Some(0), Some(1), None, None, None];
     let doubling = [Some(0), Some(1), Some(2), Some(4), Some(3)];
     // hsz 16 (one f32 vector per gate row; 48 GRU units leave a padded vector), 8 (f64 only),
-    // 32, 5 (no split); k across a KC pass boundary (300): the split on the last pass only
-    for &(hsz, k, ns) in &[(16, 20, 9), (8, 7, 3), (32, 300, 10), (16, 300, 17), (5, 4, 4)] {
+    // 32, 5 (no split); k across a KC pass boundary (KC + 44): the split on the last pass only
+    for &(hsz, k, ns) in &[(16, 20, 9), (8, 7, 3), (32, KC + 44, 10), (16, KC + 44, 17), (5, 4, 4)] {
         for region in [lstm, gru, doubling] {
             for fma in [false, true] {
                 every_format!(check_gates(hsz, region, k, ns, fma));
@@ -434,7 +435,7 @@ fn gate_split_of_f32_sums_rounds_each_sum_then_the_addition() {
     use crate::num::f32_sums::{Bf16SumF32, F16SumF32};
     let lstm = [Some(0), Some(1), Some(3), Some(2), None];
     let gru = [Some(0), Some(1), None, None, None];
-    for &(hsz, k, ns) in &[(16, 20, 9), (16, 7, 13), (32, 300, 10), (16, 300, 17), (48, 5, 2), (5, 4, 4)] {
+    for &(hsz, k, ns) in &[(16, 20, 9), (16, 7, 13), (32, KC + 44, 10), (16, KC + 44, 17), (48, 5, 2), (5, 4, 4)] {
         for region in [lstm, gru] {
             for fma in [false, true] {
                 check_gates_f32_sums::<Bf16SumF32>(hsz, region, k, ns, fma);
@@ -476,7 +477,7 @@ fn avx2_tiles_equal_the_sequential_definition_bit_for_bit() {
                 }
             }
         }
-        let cases: &[(&[usize], usize, usize)] = &[(&[0, 5], 16, 9), (&[7, 300], 33, 11), (&[300, 260], 64, 3), (&[2, 3, 4], 24, 10)];
+        let cases: &[(&[usize], usize, usize)] = &[(&[0, 5], 16, 9), (&[7, KC + 44], 33, 11), (&[KC + 44, KC + 4], 64, 3), (&[2, 3, 4], 24, 10)];
         for &(ks, units, ns) in cases {
             for nr in [1, 2] {
                 for fma in [false, true] {
@@ -488,18 +489,18 @@ fn avx2_tiles_equal_the_sequential_definition_bit_for_bit() {
             for units in [64, 100, 140] {
                 for fma in [false, true] {
                     check::<f32>(37, units, ns, 2, fma);
-                    check_affine::<f64>(&[9, 300], units, ns, 2, fma);
+                    check_affine::<f64>(&[9, KC + 44], units, ns, 2, fma);
                 }
             }
         }
         for fma in [false, true] {
-            check::<f32>(610, 512, 11, 2, fma);
-            check::<f32>(610, 512, 31, 2, fma);
-            check_affine::<f64>(&[150, 210], 512, 7, 2, fma);
+            check::<f32>(2 * KC + 98, 512, 11, 2, fma);
+            check::<f32>(2 * KC + 98, 512, 31, 2, fma);
+            check_affine::<f64>(&[KC / 2 + 22, KC / 2 + 82], 512, 7, 2, fma);
         }
         let lstm = [Some(0), Some(1), Some(3), Some(2), None];
         let gru = [Some(0), Some(1), None, None, None];
-        for &(hsz, k, ns) in &[(16, 20, 9), (8, 7, 3), (32, 300, 13), (5, 4, 4)] {
+        for &(hsz, k, ns) in &[(16, 20, 9), (8, 7, 3), (32, KC + 44, 13), (5, 4, 4)] {
             for region in [lstm, gru] {
                 for fma in [false, true] {
                     every_format!(check_gates(hsz, region, k, ns, fma));
@@ -686,7 +687,7 @@ fn tiles_broadcast_either_way_with_the_same_bits() {
     }
     fn both<F: LaneFormat>() {
         for fma in [true, false] {
-            for (k, units, ns, nr) in [(1, 16, 1, 1), (7, 40, 5, 2), (64, 64, 12, 2), (300, 33, 13, 1), (257, 96, 25, 2)] {
+            for (k, units, ns, nr) in [(1, 16, 1, 1), (7, 40, 5, 2), (64, 64, 12, 2), (KC + 44, 33, 13, 1), (KC + 1, 96, 25, 2)] {
                 let c = case::<F>(k, units, ns, nr);
                 let mut reg = c.init.clone();
                 let mut embedded = c.init.clone();

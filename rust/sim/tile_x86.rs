@@ -799,7 +799,8 @@ fn next_tile((q, off, s_end): (usize, usize, usize), ns: usize, width: usize, pw
 /// and where its destinations are not those rows (the gate split's last pass), their rows
 /// and addends. A streamed block's rows are a pass's worth of tiles apart in time (the
 /// LSTM's at hidden 1024, 64 sequences: 1 MiB of `acc`, more than Zen 3's L2), and
-/// a tile waited on each of their first loads.
+/// a tile waited on each of their first loads. Only where the accumulators fill half the
+/// L2 or more: [`rows_fetched_ahead`].
 #[inline(always)]
 unsafe fn fetch_rows<O: Ops, const N: usize>(ap: *mut O::C, up: usize, loads: bool, dest: &[Dest<O::C>; N], unit: usize, s0: usize, m: usize) {
     rows_lines::<O::C, N>((ap, up, O::L), loads, dest, unit, s0..s0 + m, |line| _mm_prefetch::<_MM_HINT_T0>(line as *const i8));
