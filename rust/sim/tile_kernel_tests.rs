@@ -233,7 +233,7 @@ fn wide_tiles_of_one_or_two_sequences_give_the_same_bits() {
 #[test]
 fn streamed_weights_give_the_same_bits() {
     // (2·KC + 98)·512 f32 = 4.2 MiB in three passes; two terms KC + 44 + KC + 164
-    // (4.4 MiB), passes that span both; f64 at about half the k
+    // (4.5 MiB), passes that span both; f64 at about half the k
     for fma in [false, true] {
         check::<f32>(2 * KC + 98, 512, 11, 2, fma);
         check::<f32>(2 * KC + 98, 512, 31, 2, fma);
@@ -265,10 +265,10 @@ fn rows_at_conflicting_strides_give_the_same_bits() {
 /// tiles from a pass's copy of z (`tile_rows::pass_copy`, rows a compile-time stride apart):
 /// the same bits, at 256 and 272 units (copied) and 192 (not, in every format's panels), for
 /// 3–25 sequences (partial groups of the 12-, 8-, 6- and 4-row tiles), two terms with the
-/// pass boundary (k = KC) in the first (KC + 4 + 20, KC + 44 + 20) or the second (KC − 56 +
-/// 100, 30 + KC + 44), z rows at conflicting (4 and 8 KiB apart in f32) and ordinary strides, every format, fused or not, on the
-/// AVX-512 tiles and on the AVX2 ones; and the gate split of an LSTM of hidden 64 (256 units)
-/// on the copy.
+/// pass boundary (k = KC) in the first (KC + 4 + 20, KC + 44 + 20) or the second
+/// (KC − 56 + 100, 30 + KC + 44), z rows at conflicting (4 and 8 KiB apart in f32) and
+/// ordinary strides, every format, fused or not, on the AVX-512 tiles and on the AVX2 ones;
+/// and the gate split of an LSTM of hidden 64 (256 units) on the copy.
 #[test]
 fn tiles_from_a_pass_copy_give_the_same_bits() {
     fn cases() {
