@@ -775,6 +775,9 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
 /// 1–1.5 MiB of accumulators (LSTM f32, GRU f64) Zen 3 +13–28%, Zen 5 −2% to +5%; with
 /// 256 KiB (SimpleRNN f32) Zen 3 +5%, Zen 5 −2% (not fetched there since: +3.5–5%
 /// against the build that fetched); with 512 KiB on Zen 5 (SimpleRNN f64, fetched) −2%.
+/// All with passes of 256 values of k: since session 67's 1,024 (`KC`) a hidden-1024
+/// LSTM's recurrent map is one pass from the bias row, so only its gate split's rows and
+/// addends are fetched there; the rule was not measured again.
 fn rows_fetched_ahead(acc_bytes: usize, l2_budget: usize) -> bool {
     acc_bytes >= l2_budget / 2
 }
