@@ -125,8 +125,12 @@ pub unsafe fn written<A: Sync, B: Send + 'static>(src: &[A], threads: Option<usi
 
 /// Whether every value is finite (one pass without early exit: it vectorises, with AVX2
 /// where the CPU has it: the crate's baseline is SSE2's 4 f32 or 2 f64 per comparison).
+/// f16 by its bits ([`finite_f16_bits`]).
 #[inline]
-pub fn finite<T: Copy + Into<f64>>(s: &[T]) -> bool {
+pub fn finite<T: Copy + Into<f64> + 'static>(s: &[T]) -> bool {
+    if let Some(bits) = crate::sim::same_type::f16_bits(s) {
+        return finite_f16_bits(bits);
+    }
     #[cfg(target_arch = "x86_64")]
     if crate::sim::cpu::avx2_fma() {
         // SAFETY: the CPU has AVX2 (checked).
@@ -144,6 +148,15 @@ unsafe fn finite_avx2<T: Copy + Into<f64>>(s: &[T]) -> bool {
 #[inline(always)]
 fn finite_body<T: Copy + Into<f64>>(s: &[T]) -> bool {
     s.iter().fold(true, |ok, &x| ok & x.into().is_finite())
+}
+
+/// Whether every binary16 value (its bits) is finite: an exponent field of all ones is ±∞
+/// or NaN. A comparison per value, which vectorises; through f64 (`finite_body`) each value
+/// was a call into the `half` crate's conversion, 23% of an f16 SimpleRNN's run at
+/// (1024, 200, 16, 4) given a float16 array (session 68, perf; float16 → f32 runs there
+/// 45.4 → 60.8 M token-steps/s).
+fn finite_f16_bits(bits: &[u16]) -> bool {
+    bits.iter().fold(true, |ok, &b| ok & (b & 0x7C00 != 0x7C00))
 }
 
 #[cfg(test)]
@@ -187,6 +200,25 @@ mod tests {
                     let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
                     assert!(!finite(&v) && !finite_body(&v) && !finite(&v32) && !finite_body(&v32), "n {n}, {bad} at {i}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn finite_takes_f16_by_its_bits() {
+        use half::f16;
+        // every binary16 bit pattern: finite exactly when f64 says so
+        let all: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+        for (i, &x) in all.iter().enumerate() {
+            assert_eq!(finite(&all[i..=i]), f64::from(x).is_finite(), "bits {i:#06x}");
+        }
+        let ok: Vec<f16> = [0.0, -0.0, 6.0e-8, -65504.0, 65504.0, 1.5].iter().map(|&x| f16::from_f64(x)).collect();
+        assert!(finite(&ok));
+        for bad in [f16::NAN, f16::INFINITY, f16::NEG_INFINITY, f16::from_bits(0x7C01), f16::from_bits(0xFE00)] {
+            for i in 0..ok.len() {
+                let mut v = ok.clone();
+                v[i] = bad;
+                assert!(!finite(&v), "{bad} at {i}");
             }
         }
     }
