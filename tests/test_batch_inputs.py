@@ -5,11 +5,14 @@ GRU, Doubling-LSTM) with ragged lengths split over many blocks, against single r
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
 import rnnsim as rs
 from rnnsim.errors import InvalidInputError
+from rnnsim.reference import round_fraction
 
 FORMATS = ["f64", "f32", "f16", "bf16"]
 
@@ -89,6 +92,33 @@ def test_float16_inputs_run_exactly_as_their_rationals_and_report_non_finite_val
     with pytest.raises(InvalidInputError) as e:
         net.run_batch(x16, dtype="f16")
     assert "x[1, 2, 0] is NaN" in str(e.value) and "x[0, 1, 1] is inf" in str(e.value)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_float64_inputs_are_rounded_once_to_the_half_formats(dtype):
+    """float64 inputs one f64 ulp off a midpoint of the half format, which f32 cannot hold:
+    rounded once from their own values (rust/num/round.rs, through f32 rounded to odd).
+    Rounded to nearest f32 first, each would land on the midpoint and go to the even
+    neighbour, the wrong one for half of them."""
+    p = 11 if dtype == "f16" else 8
+    xs = []
+    for scale in (1.0, 2.0 ** -5, 37.0, -3.0):
+        for mid in (1 + 2.0 ** -p, 1 + 3 * 2.0 ** -p, 1 + 5 * 2.0 ** -p):
+            m = mid * 2.0 ** int(np.floor(np.log2(abs(scale))))
+            m = m if scale > 0 else -m
+            xs += [np.nextafter(m, np.inf), np.nextafter(m, -np.inf), m]
+    x64 = np.array(xs[:36]).reshape(1, 12, 3)
+    assert any(np.float64(np.float32(v)) != v for v in xs)
+    once = np.array([round_fraction(Fraction(v), dtype) for v in x64.ravel()]).reshape(x64.shape)
+    net = simple_net()
+    for threads in (1, 2):
+        a = net.run_batch(x64, dtype=dtype, threads=threads)
+        b = net.run_batch(once, dtype=dtype, threads=threads)
+        assert same(a.states, b.states) and same(a.final, b.final)
+    assert same(net.run(x64[0], dtype=dtype).states, net.run(once[0], dtype=dtype).states)
+    # and it matters: the inputs rounded to nearest f32 first (their double rounding) differ
+    twice = np.array([round_fraction(Fraction(float(np.float32(v))), dtype) for v in x64.ravel()])
+    assert (twice != once.ravel()).sum() >= 6
 
 
 def test_float32_inputs_run_exactly_as_their_rationals():

@@ -122,6 +122,25 @@ pub fn round_f64_in(x: f64, fmt: BinaryFormat) -> f64 {
     v
 }
 
+/// x rounded to f32 **to odd**: toward zero, with the last significand bit set when that
+/// lost anything. Rounding the result to nearest in a format of p ≤ 22 significand bits
+/// whose exponents f32 covers (f16, bf16) gives x's own rounding to it, ties and gradual
+/// underflow included (Boldo & Melquiond 2008, Theorem 1, as `fused`): a value rounded to
+/// odd lies on a midpoint of the coarser grid only when x did. Beyond f32's range it is
+/// ±`f32::MAX` (odd), which such a format rounds to ±∞ as it does x. NaN stays NaN.
+#[inline(always)]
+pub fn round_f64_to_f32_odd(x: f64) -> f32 {
+    let nearest = x as f32;
+    let back = f64::from(nearest);
+    if back == x {
+        return nearest;
+    }
+    // toward zero: one step back in magnitude when the nearest is the farther one (never 0
+    // there; ±∞ steps back to ±f32::MAX)
+    let toward_zero = if back.abs() > x.abs() { nearest.to_bits() - 1 } else { nearest.to_bits() };
+    f32::from_bits(toward_zero | 1)
+}
+
 /// Round to the format and express the result as an f64 (exact whenever the format is no
 /// wider than f64, which holds for f64, f32, bf16 and f16).
 pub fn round_to_f64_in(x: &Rational, fmt: BinaryFormat) -> f64 {
@@ -216,6 +235,51 @@ mod tests {
         assert_eq!(round_f64_in(0.25, p2), 0.0, "half the smallest subnormal: tie to 0");
         assert_eq!(round_f64_in(0.26, p2), 0.5);
         assert_eq!(round_f64_in(-0.1, p2).to_bits(), (-0.0f64).to_bits(), "underflow keeps the sign");
+    }
+
+    /// f16 and bf16 from f64 through f32 rounded to odd (`round_f64_to_f32_odd`, then half's
+    /// f32 roundings) equal `round_f64_in`: random values across both formats' ranges, each
+    /// format's midpoints exactly and an f64 ulp either side (where a plain f64 → f32 → half
+    /// double rounding goes wrong), the overflow thresholds, subnormals, tiny values, beyond
+    /// f32's range, and signed zeros.
+    #[test]
+    fn rounding_to_odd_through_f32_is_the_half_formats_rounding() {
+        use half::{bf16, f16};
+        let mut seed = 5u64;
+        let mut xs = Vec::new();
+        for i in 0..200_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let bits = seed >> 11;
+            // exponents 2^-160 .. 2^140 (f16's and bf16's ranges and past them)
+            let e = (bits % 300) as i32 - 160;
+            let m = 1.0 + ((bits >> 12) as f64) / (1u64 << 40) as f64;
+            xs.push(if i % 2 == 0 { m * 2f64.powi(e) } else { -m * 2f64.powi(e) });
+        }
+        for (p, emin) in [(11, -14), (8, -126)] {
+            for e in [emin - p, emin - 3, emin, -1, 0, 3, 10, 15, 100, 127] {
+                for k in [0.5, 1.5, 2.5, 1023.5, 127.5, 0.25] {
+                    let mid = k * 2f64.powi(e - p + 1);
+                    xs.extend([mid, mid.next_up(), mid.next_down(), -mid, (-mid).next_down()]);
+                }
+            }
+        }
+        let bf16_edge = (2.0 - 2f64.powi(-8)) * 2f64.powi(127);
+        xs.extend([65504.0, 65519.99, 65520.0, 65520.0f64.next_down(), 2.9802322387695312e-8, 5.960464477539063e-8, bf16_edge, bf16_edge.next_down(), bf16_edge.next_up()]);
+        xs.extend([1e-300, -1e-300, 1e300, -1e300, f64::MAX, f64::MIN_POSITIVE, 5e-324, 0.0, -0.0, f64::from(f32::MAX), f64::from(f32::MAX).next_up()]);
+        for &x in &xs {
+            let odd = round_f64_to_f32_odd(x);
+            let (h, b) = (f16::from_f32(odd).to_f64(), bf16::from_f32(odd).to_f64());
+            let (hw, bw) = (round_f64_in(x, BinaryFormat::F16), round_f64_in(x, BinaryFormat::BF16));
+            assert_eq!(h.to_bits(), hw.to_bits(), "f16 of {x:e}: {h:e}, want {hw:e}");
+            assert_eq!(b.to_bits(), bw.to_bits(), "bf16 of {x:e}: {b:e}, want {bw:e}");
+        }
+        // exact in f32: unchanged; NaN stays NaN
+        assert_eq!(round_f64_to_f32_odd(1.5), 1.5);
+        assert!(round_f64_to_f32_odd(f64::NAN).is_nan());
+        // the f16 midpoint 1 + 2^-11 plus an f64 ulp: f32's nearest would be the midpoint itself
+        let x = (1.0 + 2f64.powi(-11)).next_up();
+        assert_eq!(f16::from_f32(x as f32).to_f64(), 1.0, "plain double rounding");
+        assert_eq!(f16::from_f32(round_f64_to_f32_odd(x)).to_f64(), 1.0 + 2f64.powi(-10));
     }
 
     #[test]

@@ -107,8 +107,9 @@ where
     let view = arr.as_array();
     let (values, finite) = match (to_f16, view.as_slice()) {
         (Some(round), Some(s)) => {
-            // SAFETY: both roundings (`round_f64_slice_uninit`, `Float::round_f32_slice_uninit`
-            // of f16) write every value of a destination chunk of their source's length
+            // SAFETY: both roundings (f16's `Float::round_f64_slice_uninit` and
+            // `round_f32_slice_uninit`) write every value of a destination chunk of their
+            // source's length
             let (v, finite) = unsafe { parallel_copy::written_checking_finite(s, threads, round) };
             (Values::F16(v), finite)
         }
@@ -157,7 +158,7 @@ pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &m
 fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Option<usize>, to_f16: bool, problems: &mut Vec<String>) -> Option<Tensor> {
     let floats = if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
         // one rounding from the f64 (not through f32)
-        Some(float_values(name, &arr, threads, to_f16.then_some(round_f64_slice_uninit::<f16>), Values::F64, problems))
+        Some(float_values(name, &arr, threads, to_f16.then_some(<f16 as Float>::round_f64_slice_uninit), Values::F64, problems))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f32>>() {
         Some(float_values(name, &arr, threads, to_f16.then_some(<f16 as Float>::round_f32_slice_uninit), Values::F32, problems))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f16>>() {
@@ -224,12 +225,6 @@ pub fn read_input(py: Python<'_>, x: &Bound<'_, PyAny>, dtype: Dtype, ndim: usiz
     }
 }
 
-/// out[i] = `from_f64_rounded(v[i])` (one rounding from the f64), written over the shorter
-/// slice.
-fn round_f64_slice_uninit<F: Float>(v: &[f64], out: &mut [MaybeUninit<F>]) {
-    out.iter_mut().zip(v).for_each(|(o, &x)| _ = o.write(F::from_f64_rounded(x)));
-}
-
 /// `round` of `v` chunk by chunk (`parallel_copy::written`), `v`'s buffer recycled.
 ///
 /// # Safety
@@ -277,11 +272,11 @@ impl Tensor {
     /// `with_format`, which other threads do not see) and recycling the input's buffer.
     pub fn into_format<F: Float>(self, threads: Option<usize>) -> Vec<F> {
         let threads = if current_format().is_some() { Some(1) } else { threads };
-        // SAFETY (the three `converted`): `round_f64_slice_uninit` and every format's
+        // SAFETY (the three `converted`): every format's `round_f64_slice_uninit`,
         // `round_f32_slice_uninit` and `round_f16_slice_uninit` write every value of an
         // output of their input's length (`Float`'s contract)
         match self.values {
-            Values::F64(v) => reuse_or_convert(v, |v| unsafe { converted(v, threads, round_f64_slice_uninit::<F>) }),
+            Values::F64(v) => reuse_or_convert(v, |v| unsafe { converted(v, threads, F::round_f64_slice_uninit) }),
             // an f32 is an f64 exactly; one rounding to F, as from the float64 form
             Values::F32(v) => reuse_or_convert(v, |v| unsafe { converted(v, threads, F::round_f32_slice_uninit) }),
             // (an f16 is an f32 exactly, `LaneFormat::to_lanes`: the same one rounding)
