@@ -35,7 +35,7 @@ use crate::sim::block_io::{block_firsts, lane_inputs, prefetch_inputs, recycle_l
 use crate::sim::block_results::{result_buffer, ticks_per_flush, Kept, Unfilled};
 use crate::sim::cancel::Control;
 use crate::sim::float_engine::FloatPlan;
-use crate::sim::rnn_single::AnyRnn;
+use crate::sim::rnn_single::{AnyRnn, Ring};
 use crate::sim::same_type;
 use crate::sim::lanes::{Lane, LaneFormat};
 use crate::sim::run::{BatchSpec, FloatBatch};
@@ -107,6 +107,10 @@ struct BlockOut<'a, F> {
     outputs: &'a mut [F],
     final_outputs: &'a mut [F],
 }
+
+/// Most ticks of one call of the single-sequence kernel (`rnn_single`) when the kept states
+/// do not end its run first: `ctl.check()` (interrupts, cancellation) runs between calls.
+const SINGLE_TICKS: usize = 1024;
 
 /// Slots of the state ring for flushes of `chunk` ticks: h_t lives in slot (t + 1) mod
 /// slots, h₀ (the start) in slot 0. `chunk` slots hold a chunk's states while the last
@@ -235,28 +239,38 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
     }
     let longest = lens.iter().copied().max().unwrap_or(0);
     let mut t0 = 0;
-    for t in 0..longest {
+    let mut t = 0;
+    while t < longest {
         ctl.check()?;
         while done < ns && lens[by_len[done]] == t {
             finish(by_len[done], slot(t), &ring, &h16, &mut out);
             done += 1;
         }
-        if let (Some(func), Some(x16)) = (bits, x16) {
+        // the ticks of this pass: one, or with one sequence in registers (`rnn_single`) up
+        // to the next flush of the kept states, the next sequence's end or SINGLE_TICKS
+        let end = match single {
+            Some(_) => {
+                let flush = if spec.keep.states() { t0 + chunk } else { longest };
+                let next_end = if done < ns { lens[by_len[done]] } else { longest };
+                flush.min(next_end).min(longest).min(t + SINGLE_TICKS)
+            }
+            None => t + 1,
+        };
+        if let Some(single) = single {
+            // one sequence on one thread, a small layer: its ticks in registers
+            let ring = Ring { values: &mut ring, len, slots };
+            single.ticks(&xl[(first * t_max + t) * n..], ring, t..end, spec.fma);
+        } else if let (Some(func), Some(x16)) = (bits, x16) {
             let (hp, hc) = two_slots(&mut h16, ns * d, slot(t), slot(t + 1));
             affine_bits(&w.b, &[(&w.wx, &x16[(first * t_max + t) * n..], t_max * n), (&w.v, hp, d)], ns, &mut rows16, spec.fma);
             crate::sim::half_tables::apply_f16_bits_only(func, &rows16, uh, ns, d, hc);
         } else {
             let (prev, cur) = two_slots(&mut ring, len, slot(t), slot(t + 1));
-            if single.is_none() {
-                prefetch_inputs(xl, (first, ns), t_max, n, t);
-            }
+            prefetch_inputs(xl, (first, ns), t_max, n, t);
             // (not built for a block that reads the inputs' own bits: `xl` is then empty)
             let x = || Term { w: &w.wx, z: &xl[(first * t_max + t) * n..], ldz: t_max * n };
             let h = Term { w: &w.v, z: prev, ldz: up };
-            if let Some(single) = single {
-                // one sequence on one thread, a small layer: in registers (`rnn_single`)
-                single.tick(x().z, prev, cur, spec.fma);
-            } else if let Some(func) = bits {
+            if let Some(func) = bits {
                 affine_binary16(&w.b, &[x(), h], ns, &mut rows16, spec.fma);
                 crate::sim::half_tables::apply_f16_bits(func, &rows16, uh, same_type::slice_mut(cur), up, ns, d);
             } else {
@@ -273,9 +287,10 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
                 }
             }
         }
-        if spec.keep.states() && (t + 1 - t0 == chunk || t + 1 == longest) {
-            flush(&ring, &h16, t0, t + 1, &mut out);
-            t0 = t + 1;
+        t = end;
+        if spec.keep.states() && (t - t0 == chunk || t == longest) {
+            flush(&ring, &h16, t0, t, &mut out);
+            t0 = t;
         }
     }
     for &s in &by_len[done..] {

@@ -207,3 +207,22 @@ fn one_sequence_of_a_small_layer_in_registers_equals_the_per_sequence_engine() {
     }
     assert!(weights_of(&FloatPlan::<bf16>::new(&net(16, 4, 0, Activation::Tanh, 1))).single.is_none());
 }
+
+#[test]
+fn one_sequence_in_registers_over_many_calls_equals_the_per_sequence_engine() {
+    // a call of `rnn_single` runs the ticks up to the next flush of the kept states (every
+    // `ticks_per_flush` ticks: 8 at hidden 64 in f32, 512 at hidden 1) or SINGLE_TICKS of
+    // them, h_t in registers from one tick to the next within a call and from its ring
+    // slot at the start of the next: runs past SINGLE_TICKS, one or several vectors, kept
+    // or not, full length or shorter (`check_with`'s cases)
+    let steps = SINGLE_TICKS + 300;
+    assert!(ticks_per_flush(true, 4, steps) < steps && ticks_per_flush(true, 64 * 4, steps) == 8);
+    for (i, d) in [1, 16, 17, 64].into_iter().enumerate() {
+        let rnn = net(d, 3, 1, if i % 2 == 0 { Activation::Tanh } else { Activation::Sigmoid }, 1200 + i as u64);
+        check::<f32>(&rnn, 1, steps, 1300 + i as u64);
+        if d <= 32 {
+            check::<f64>(&rnn, 1, steps, 1400 + i as u64);
+        }
+        check::<Bf16SumF32>(&rnn, 1, steps, 1500 + i as u64);
+    }
+}

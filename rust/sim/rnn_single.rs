@@ -9,19 +9,27 @@
 //!   or mul-then-add as the run's `fma`)
 //!
 //! the order of `FloatPlan` and of the tiles (one accumulator per unit from the bias, the
-//! input terms, then the recurrent ones), so the same bits on every width. h_{t−1} is read
-//! from the ring slot the previous tick wrote, h_t written to the next one; tanh/σ are the
-//! exact activations of the vectors (`Vector::act`: in registers for f32, one call over the
+//! input terms, then the recurrent ones), so the same bits on every width. A call runs a
+//! range of ticks ([`AnyRnn::ticks`]): h_t is written to the block's ring slot of tick t
+//! (`Ring`) and kept for the next tick in registers (one vector: its lanes broadcast by
+//! permutes, as `gated_single` does) or in a small buffer stored whole (several vectors);
+//! only the range's first tick reads h_{t−1} from the ring. tanh/σ are the exact
+//! activations of the vectors (`Vector::act`: in registers for f32, one call over the
 //! tick's values for f64). Against the tiles at batch 1, hidden 16, input 4, tanh, 1 thread
 //! (Zen 4): f32 113 → 59 ns per tick, f64 198 → 154; with the identity 82 → 32 and 88 → 42
 //! (the tile driver, its scratch rows and a call per tick cost more than the 20 dependent
 //! products). The f64 tick is now mostly its tanh call's latency (~110 ns for 16 values).
+//! Until session 68 a call ran one tick, reading h_{t−1} back from the ring slot its masked
+//! store had just written (Zen 5, batch 1, 1 thread, hidden 16, ns per tick: f32 tanh 42.0
+//! → 37.9, the identity 25.0 → 17.5, f64 tanh 71.2 → 64.8; hidden 64, four vectors, 150
+//! either way).
 
 use crate::net::activation::Activation;
 use crate::num::f32_sums::{cast_vec, Bf16SumF32, F16SumF32};
 use crate::sim::float_engine::FloatPlan;
 use crate::sim::lanes::Rounding;
 use std::any::Any;
+use std::ops::Range;
 
 /// Largest hidden size run here, f32 (4 vectors of 16 with AVX-512, 8 of 8 with AVX2) and
 /// f64 (4 vectors of 8, or 8 of 4).
@@ -128,43 +136,82 @@ fn pack<E: crate::num::float::Float + Copy>(p: &FloatPlan<E>, lanes: usize, max:
     Some(RnnLayer { d, n, lanes, q, act: p.activation, format, wx: padded(&p.wt, n), v: padded(&p.vt, d), b })
 }
 
+/// The block's ring of state slots (`float_batch::run_block`, one sequence): slot k holds
+/// `len` values from k·len; tick t reads h_{t−1} from slot t mod `slots` and writes h_t to
+/// slot (t + 1) mod `slots`, its first d values.
+pub struct Ring<'a, C> {
+    pub values: &'a mut [C],
+    pub len: usize,
+    pub slots: usize,
+}
+
 impl AnyRnn {
-    /// One tick: h_t into `out` (its first d values) from the inputs `x` (n values) and
-    /// h_{t−1} (`h`, d values), all of the layer's lane type C (f32 or f64: checked by
-    /// `same_type`).
-    pub fn tick<C: 'static>(&self, x: &[C], h: &[C], out: &mut [C], fma: bool) {
+    /// Ticks `ticks` of one sequence, each h_t into its ring slot (`Ring`), from the inputs
+    /// `x` (n values per tick from `ticks.start`), all of the layer's lane type C (f32 or
+    /// f64: checked by `same_type`).
+    pub fn ticks<C: 'static>(&self, x: &[C], ring: Ring<'_, C>, ticks: Range<usize>, fma: bool) {
         #[cfg(target_arch = "x86_64")]
-        use crate::sim::same_type;
-        #[cfg(target_arch = "x86_64")]
-        match self {
-            AnyRnn::F32(l) => {
-                let (x, h, out) = (same_type::slice(x), same_type::slice(h), same_type::slice_mut(out));
-                match (l.format, l.lanes) {
-                    (Rounding::Bf16, 16) => x86::tick::<x86::V512h<true>>(l, x, h, out, fma),
-                    (Rounding::F16, 16) => x86::tick::<x86::V512h<false>>(l, x, h, out, fma),
-                    (_, 16) => x86::tick::<x86::V512>(l, x, h, out, fma),
-                    (Rounding::Bf16, _) => x86::tick_avx2_f16c::<x86::V256h<true>>(l, x, h, out, fma),
-                    (Rounding::F16, _) => x86::tick_avx2_f16c::<x86::V256h<false>>(l, x, h, out, fma),
-                    _ => x86::tick_avx2::<x86::V256>(l, x, h, out, fma),
+        {
+            use crate::sim::same_type::slice;
+            match self {
+                AnyRnn::F32(l) => {
+                    let (x, ring) = (slice(x), ring.of_lanes());
+                    match (l.format, l.lanes) {
+                        (Rounding::Bf16, 16) => x86::ticks::<x86::V512h<true>>(l, x, ring, ticks, fma),
+                        (Rounding::F16, 16) => x86::ticks::<x86::V512h<false>>(l, x, ring, ticks, fma),
+                        (_, 16) => x86::ticks::<x86::V512>(l, x, ring, ticks, fma),
+                        (Rounding::Bf16, _) => x86::ticks_avx2_f16c::<x86::V256h<true>>(l, x, ring, ticks, fma),
+                        (Rounding::F16, _) => x86::ticks_avx2_f16c::<x86::V256h<false>>(l, x, ring, ticks, fma),
+                        _ => x86::ticks_avx2::<x86::V256>(l, x, ring, ticks, fma),
+                    }
                 }
+                AnyRnn::F64(l) if l.lanes == 8 => x86::ticks::<x86::V512d>(l, slice(x), ring.of_lanes(), ticks, fma),
+                AnyRnn::F64(l) => x86::ticks_avx2::<x86::V256d>(l, slice(x), ring.of_lanes(), ticks, fma),
+                AnyRnn::F16(l) => x86::ticks_f16(l, slice(x), ring.of_lanes(), ticks, fma),
             }
-            AnyRnn::F64(l) if l.lanes == 8 => x86::tick::<x86::V512d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
-            AnyRnn::F64(l) => x86::tick_avx2::<x86::V256d>(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
-            AnyRnn::F16(l) => x86::tick_f16(l, same_type::slice(x), same_type::slice(h), same_type::slice_mut(out), fma),
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (x, h, out, fma);
+            let _ = (x, ring, ticks, fma);
             unreachable!("pack_any makes no layer off x86-64")
         }
     }
 }
 
+impl<'a, C: 'static> Ring<'a, C> {
+    /// The same ring as values of E, which C must be (`same_type`).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    fn of_lanes<E: 'static>(self) -> Ring<'a, E> {
+        Ring { values: crate::sim::same_type::slice_mut(self.values), len: self.len, slots: self.slots }
+    }
+}
+
+impl<C> Ring<'_, C> {
+    /// Whether the slots hold what ticks of a layer of `d` units read and write.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    fn fits(&self, d: usize) -> bool {
+        self.len >= d && self.slots >= 2 && self.values.len() >= self.slots * self.len
+    }
+}
+
+/// The slot tick t writes (h_t; tick t + 1 reads it) of a ring at `values` (`Ring`).
+///
+/// # Safety
+/// `values` must hold `slots · len` values.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+unsafe fn slot_of<E>(values: *mut E, len: usize, slots: usize, t: usize) -> *mut E {
+    // SAFETY: the caller's promise; the offset is below slots · len
+    unsafe { values.add((t + 1) % slots * len) }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::RnnLayer;
+    use super::{slot_of, Ring, RnnLayer};
     pub(super) use crate::sim::cells::gated_single::vectors::{Vector, V256, V256d, V256h, V512, V512d, V512h};
-    use crate::sim::cells::gated_single::x86::{accumulate, affine, live, Memory};
+    use crate::sim::cells::gated_single::x86::{accumulate, affine, live, Memory, Registers, Source};
+    use std::mem::MaybeUninit;
+    use std::ops::Range;
 
     /// `$entry::<[$v,] Q, FUSED>($args)` for the layer's Q = `$q` vectors (one arm per
     /// literal in `[..]`, the last for every larger count) and FUSED = `$fma`.
@@ -185,52 +232,56 @@ mod x86 {
         };
     }
 
-    /// `AnyRnn::tick` on the layer's AVX-512 vectors V (16 f32 or 8 f64 lanes, up to 4).
-    pub(super) fn tick<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], h: &[V::E], out: &mut [V::E], fma: bool) {
-        assert!(crate::sim::cpu::avx512() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
-        let (x, h, out) = (x.as_ptr(), h.as_ptr(), out.as_mut_ptr());
-        // SAFETY: the CPU has AVX-512 F/VL/DQ and FMA, and the slices hold what the tick reads
-        // and writes (asserted; `out` through masked stores of d values).
-        unsafe { by_q!(tick_512::<V>, l.q, fma, [1, 2, 3], 4, (l, x, h, out)) }
+    /// `AnyRnn::ticks` on the layer's AVX-512 vectors V (16 f32 or 8 f64 lanes, up to 4).
+    pub(super) fn ticks<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], ring: Ring<'_, V::E>, ticks: Range<usize>, fma: bool) {
+        assert!(crate::sim::cpu::avx512() && x.len() >= ticks.len() * l.n && ring.fits(l.d));
+        let (x, r, len, slots) = (x.as_ptr(), ring.values.as_mut_ptr(), ring.len, ring.slots);
+        // SAFETY: the CPU has AVX-512 F/VL/DQ and FMA, and the slices hold what the ticks read
+        // and write (asserted: every tick's inputs, every slot; d values stored per slot).
+        unsafe { by_q!(ticks_512::<V>, l.q, fma, [1, 2, 3], 4, (l, x, r, len, slots, ticks)) }
     }
 
-    /// `AnyRnn::tick` on the layer's AVX2 vectors V (8 f32 or 4 f64 lanes, up to 8).
-    pub(super) fn tick_avx2<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], h: &[V::E], out: &mut [V::E], fma: bool) {
-        assert!(crate::sim::cpu::avx2_fma() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
-        let (x, h, out) = (x.as_ptr(), h.as_ptr(), out.as_mut_ptr());
-        // SAFETY: the CPU has AVX2 and FMA (asserted); the slices hold what the tick reads
-        // and writes (asserted; `out` through stores of d values).
-        unsafe { by_q!(tick_256::<V>, l.q, fma, [1, 2, 3, 4, 5, 6, 7], 8, (l, x, h, out)) }
+    /// `AnyRnn::ticks` on the layer's AVX2 vectors V (8 f32 or 4 f64 lanes, up to 8).
+    pub(super) fn ticks_avx2<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], ring: Ring<'_, V::E>, ticks: Range<usize>, fma: bool) {
+        assert!(crate::sim::cpu::avx2_fma() && x.len() >= ticks.len() * l.n && ring.fits(l.d));
+        let (x, r, len, slots) = (x.as_ptr(), ring.values.as_mut_ptr(), ring.len, ring.slots);
+        // SAFETY: the CPU has AVX2 and FMA (asserted); the slices as in `ticks`.
+        unsafe { by_q!(ticks_256::<V>, l.q, fma, [1, 2, 3, 4, 5, 6, 7], 8, (l, x, r, len, slots, ticks)) }
     }
 
-    /// [`tick_avx2`] with F16C as well, for the half formats' `V256h`. (One function per
-    /// feature set: a run-time flag choosing between the two instantiated `tick_256::<V256h>`,
+    /// [`ticks_avx2`] with F16C as well, for the half formats' `V256h`. (One function per
+    /// feature set: a run-time flag choosing between the two instantiated `ticks_256::<V256h>`,
     /// which calls F16C's conversions out of line, one call per vector; LLVM removed it only
     /// while it inlined this entry into its caller, which a change of codegen units undid.)
-    pub(super) fn tick_avx2_f16c<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], h: &[V::E], out: &mut [V::E], fma: bool) {
+    pub(super) fn ticks_avx2_f16c<V: Vector>(l: &RnnLayer<V::E>, x: &[V::E], ring: Ring<'_, V::E>, ticks: Range<usize>, fma: bool) {
         use crate::sim::cpu;
-        assert!(cpu::avx2_fma() && cpu::avx2_f16c() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
-        let (x, h, out) = (x.as_ptr(), h.as_ptr(), out.as_mut_ptr());
-        // SAFETY: the CPU has AVX2, FMA and F16C (asserted); the slices as in `tick_avx2`.
-        unsafe { by_q!(tick_256_f16c::<V>, l.q, fma, [1, 2, 3, 4, 5, 6, 7], 8, (l, x, h, out)) }
+        assert!(cpu::avx2_fma() && cpu::avx2_f16c() && x.len() >= ticks.len() * l.n && ring.fits(l.d));
+        let (x, r, len, slots) = (x.as_ptr(), ring.values.as_mut_ptr(), ring.len, ring.slots);
+        // SAFETY: the CPU has AVX2, FMA and F16C (asserted); the slices as in `ticks`.
+        unsafe { by_q!(ticks_256_f16c::<V>, l.q, fma, [1, 2, 3, 4, 5, 6, 7], 8, (l, x, r, len, slots, ticks)) }
     }
 
-    /// `AnyRnn::tick` in f16's own arithmetic: each x_k (f32 lanes holding f16 values)
-    /// converted as it is broadcast, h_{t−1} converted into registers (the recurrent terms'
-    /// h_j broadcast from them by permutes: no store and reload on the tick's dependent
-    /// chain), h_t converted back as it is stored (all exact).
-    pub(super) fn tick_f16(l: &RnnLayer<u16>, x: &[f32], h: &[f32], out: &mut [f32], fma: bool) {
-        assert!(crate::sim::cells::gated_single::f16_available() && x.len() >= l.n && h.len() >= l.d && out.len() >= l.d);
-        // SAFETY: the CPU has AVX512-FP16, BW and F16C (checked); the slices hold what the
-        // tick reads and writes (asserted; h and out through masked loads and stores of d
-        // values).
-        unsafe { by_q!(tick_f16_native, l.q, fma, [1, 2, 3], 4, (l, x.as_ptr(), h.as_ptr(), out.as_mut_ptr())) }
+    /// `AnyRnn::ticks` in f16's own arithmetic, a tick per call (`tick_f16_native`): each x_k
+    /// (f32 lanes holding f16 values) converted as it is broadcast, h_{t−1} converted into
+    /// registers from its slot (the recurrent terms' h_j broadcast from them by permutes),
+    /// h_t converted back as it is stored (all exact).
+    pub(super) fn ticks_f16(l: &RnnLayer<u16>, x: &[f32], ring: Ring<'_, f32>, ticks: Range<usize>, fma: bool) {
+        assert!(crate::sim::cells::gated_single::f16_available() && x.len() >= ticks.len() * l.n && ring.fits(l.d));
+        let (xp, r, len, slots) = (x.as_ptr(), ring.values.as_mut_ptr(), ring.len, ring.slots);
+        for t in ticks.clone() {
+            // SAFETY: the CPU has AVX512-FP16, BW and F16C (checked); the slices hold what the
+            // tick reads and writes (asserted; h and out through masked loads and stores of d
+            // values, in two different slots: slots ≥ 2)
+            unsafe {
+                let (x, h, out) = (xp.add((t - ticks.start) * l.n), r.add(t % slots * len), slot_of(r, len, slots, t));
+                by_q!(tick_f16_native, l.q, fma, [1, 2, 3], 4, (l, x, h, out))
+            }
+        }
     }
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512fp16,fma,avx2,avx,f16c")]
     unsafe fn tick_f16_native<const Q: usize, const FUSED: bool>(l: &RnnLayer<u16>, x: *const f32, h: *const f32, out: *mut f32) {
         use crate::sim::cells::gated_single::f16::{F32Inputs, V256ph};
-        use crate::sim::cells::gated_single::x86::Registers;
         use crate::sim::simd_round::first_lanes;
         use std::arch::x86_64::{_mm512_mask_storeu_ps, _mm512_maskz_loadu_ps};
         let mut hv = [V256ph::zero(); Q];
@@ -246,25 +297,62 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,fma,avx2,avx")]
-    unsafe fn tick_512<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
-        tick_body::<V, Q, FUSED>(l, x, h, out)
+    unsafe fn ticks_512<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, ring: *mut V::E, len: usize, slots: usize, ticks: Range<usize>) {
+        ticks_body::<V, Q, FUSED>(l, x, ring, len, slots, ticks)
     }
 
     #[target_feature(enable = "avx2,avx,fma")]
-    unsafe fn tick_256<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
-        tick_body::<V, Q, FUSED>(l, x, h, out)
+    unsafe fn ticks_256<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, ring: *mut V::E, len: usize, slots: usize, ticks: Range<usize>) {
+        ticks_body::<V, Q, FUSED>(l, x, ring, len, slots, ticks)
     }
 
     #[target_feature(enable = "avx2,avx,fma,f16c")]
-    unsafe fn tick_256_f16c<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
-        tick_body::<V, Q, FUSED>(l, x, h, out)
+    unsafe fn ticks_256_f16c<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, ring: *mut V::E, len: usize, slots: usize, ticks: Range<usize>) {
+        ticks_body::<V, Q, FUSED>(l, x, ring, len, slots, ticks)
     }
 
-    /// One tick on the vectors V (see the module doc), inlined into its entry.
+    /// Lanes of h_t that `ticks_body` keeps for the next tick: Q·L ≤ 64 (f32: 4 vectors of
+    /// 16 or 8 of 8; f64: 4 of 8 or 8 of 4).
+    const KEPT_LANES: usize = 64;
+
+    /// The ticks on the vectors V (see the module doc), inlined into its entry: h_{t−1} of
+    /// the first from its slot, then from the registers (Q = 1: permutes) or from `kept`.
     #[inline(always)]
-    unsafe fn tick_body<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: *const V::E, out: *mut V::E) {
+    unsafe fn ticks_body<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, ring: *mut V::E, len: usize, slots: usize, ticks: Range<usize>) {
+        let Range { start, end } = ticks;
+        if start == end {
+            return;
+        }
+        assert!(Q * V::LANES <= KEPT_LANES);
+        let mut kept = MaybeUninit::<[V::E; KEPT_LANES]>::uninit();
+        let kp = kept.as_mut_ptr().cast::<V::E>();
+        let mut h = step::<V, Q, FUSED>(l, x, Memory(ring.add(start % slots * len).cast_const()));
+        keep::<V, Q>(&h, kp, slot_of(ring, len, slots, start), l.d);
+        for t in start + 1..end {
+            let xt = x.add((t - start) * l.n);
+            h = if Q == 1 { step::<V, Q, FUSED>(l, xt, Registers(&h)) } else { step::<V, Q, FUSED>(l, xt, Memory(kp.cast_const())) };
+            keep::<V, Q>(&h, kp, slot_of(ring, len, slots, t), l.d);
+        }
+    }
+
+    /// h_t's d values into its slot and, with several vectors, all its lanes into `kept`
+    /// (whole stores: the next tick's broadcasts read them).
+    #[inline(always)]
+    unsafe fn keep<V: Vector, const Q: usize>(h: &[V; Q], kept: *mut V::E, slot: *mut V::E, d: usize) {
+        for (q, v) in h.iter().enumerate() {
+            if Q > 1 {
+                v.store(kept.add(q * V::LANES));
+            }
+            v.store_first(slot.add(q * V::LANES), live::<V>(q, d));
+        }
+    }
+
+    /// One tick: h_t from the inputs at x and h_{t−1} from `h` (the padded lanes hold the
+    /// activation of a zero sum, never read as inputs).
+    #[inline(always)]
+    unsafe fn step<V: Vector, const Q: usize, const FUSED: bool>(l: &RnnLayer<V::E>, x: *const V::E, h: impl Source<V>) -> [V; Q] {
         let pre = affine::<V, Q, 1, FUSED>(l.wx.as_ptr(), l.b.as_ptr(), Memory(x), l.n);
-        let mut a = accumulate::<V, Q, 1, FUSED>(pre, l.v.as_ptr(), Memory(h), l.d);
+        let mut a = accumulate::<V, Q, 1, FUSED>(pre, l.v.as_ptr(), h, l.d);
         // one sum per unit (bias, inputs, recurrent terms), ended once (`Vector::end_sum`),
         // then the activation
         if V::GROUPED {
@@ -277,8 +365,6 @@ mod x86 {
                 *v = v.end_sum_act(l.act);
             }
         }
-        for (q, v) in a[0].iter().enumerate() {
-            v.store_first(out.add(q * V::LANES), live::<V>(q, l.d));
-        }
+        a[0]
     }
 }
