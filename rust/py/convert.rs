@@ -157,7 +157,8 @@ pub fn read_tensor(name: &str, obj: &Bound<'_, PyAny>, exact: bool, problems: &m
 /// array rounded to f16 as it is copied (`Values::F16`: the values an f16 run rounds it to).
 fn read_tensor_on(name: &str, obj: &Bound<'_, PyAny>, exact: bool, threads: Option<usize>, to_f16: bool, problems: &mut Vec<String>) -> Option<Tensor> {
     let floats = if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
-        // one rounding from the f64 (not through f32)
+        // one rounding from the f64 (through f32 rounded to odd, which keeps it one:
+        // `Float::round_f64_slice_uninit`)
         Some(float_values(name, &arr, threads, to_f16.then_some(<f16 as Float>::round_f64_slice_uninit), Values::F64, problems))
     } else if let Ok(arr) = obj.extract::<PyReadonlyArrayDyn<'_, f32>>() {
         Some(float_values(name, &arr, threads, to_f16.then_some(<f16 as Float>::round_f32_slice_uninit), Values::F32, problems))
