@@ -252,7 +252,7 @@ fn run_block<F: LaneFormat>(plan: &FloatPlan<F>, w: &Weights<F::C>, (xl, x16): (
             Some(_) => {
                 let flush = if spec.keep.states() { t0 + chunk } else { longest };
                 let next_end = if done < ns { lens[by_len[done]] } else { longest };
-                flush.min(next_end).min(longest).min(t + SINGLE_TICKS)
+                flush.min(next_end).min(t + SINGLE_TICKS)
             }
             None => t + 1,
         };

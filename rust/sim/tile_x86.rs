@@ -672,6 +672,8 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
     let mut first = true;
     while first || start < total {
         let end = (start + KC).min(total);
+        // where the next pass ends (the one the streamed tiles fetch ahead for)
+        let next_end = (end + KC).min(total);
         // the segments of this pass (term i covers the global k in base..base + k),
         // their panels set per panel q below
         pass.fill(terms, start, end);
@@ -679,7 +681,7 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
             pass.copy_rows(terms, ns, O::PASS_LD, &mut pass_scratch);
         }
         if streamed && end < total {
-            ahead.fill(terms, end, (end + KC).min(total));
+            ahead.fill(terms, end, next_end);
         }
         let (segs, data, nseg, ticks) = (&mut pass.segs, &pass.data, pass.n, pass.ticks);
         // the gate split's stores belong to the pass that ends at `total`
@@ -747,7 +749,7 @@ pub(super) unsafe fn drive_terms<O: Ops, const N: usize, const FUSED: bool>(bias
                                 let next_dest = if (nq, noff) == (q, off) { dest[0] } else { dest_of(nq, noff) };
                                 fetch_rows::<O, N>(ap, up, init.is_null(), &next_dest, nq * pw + noff, ns0, (ns - ns0).min(O::ROWS));
                             } else if end < total {
-                                let gates = gates_ending((end + KC).min(total));
+                                let gates = gates_ending(next_end);
                                 fetch_rows::<O, N>(ap, up, true, &dests::<O::C, N>(ap, pw, up, O::L, ns, gates, panels.start, 0), panels.start * pw, 0, ns.min(O::ROWS));
                             }
                         }
