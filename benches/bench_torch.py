@@ -24,8 +24,9 @@ reached by the 2·(H·(H+I)) multiply/add operations of a SimpleRNN token-step. 
 measured ratio against issue 7's goal (20× at batch 1, 3× at hidden ≤ 64, else 1×) and
 against this machine's bound (`peak_bound`: products at the peak of their arithmetic, the
 FMA peak with +fma and the non-FMA one without (`fused`), everything else free): a goal
-above the bound is out of reach on this machine whatever the code does. Nothing
-asserts on time.
+above the bound is out of reach on this machine whatever the code does; then how many rows
+met their goal, and the README's table of ratios in markdown (`ratio_table`: 1 / 2 threads,
+bold where both meet the goal). Nothing asserts on time.
 
 ``--dtypes`` picks the formats (default f32,f64); a format written ``f32+fma`` runs rnnsim with
 ``fma=True`` (every product-sum rounded once, as BLAS does; README "Fused multiply-add"), and its
@@ -256,6 +257,33 @@ def verdict(ratio: float, target: float, bound: float) -> str:
     return f"short ({ratio / target:.0%} of the goal)"
 
 
+NAMES = {"rnn": "RNN", "lstm": "LSTM", "gru": "GRU"}
+
+
+def ratio_table(rows: list[tuple], kinds: list[str], dtypes: list[str], shapes: list[tuple[int, int, int, int]]) -> list[str]:
+    """The README's table of ratios rnnsim / torch, as markdown lines: a row per format and
+    cell (formats in `dtypes` order, f32/f64 only), a column per shape, each entry the
+    ratios at 1 / 2 threads as measured (`rows`: (kind, shape, label, threads, rnnsim rate,
+    torch rate, torch source)), **bold** where every thread count meets issue 7's goal
+    (`goal`). Entries with no measured torch rate are left out; an empty list when none is."""
+    measured = {(k, s, d, h): r / t for (k, s, d, h, r, t, src) in rows if src == "measured" and t}
+    lines = []
+    for label in (d for d in dtypes if base(d) in ("f32", "f64")):
+        for kind in kinds:
+            entries = []
+            for shape in shapes:
+                got = [ratio for (k, s, d, _), ratio in sorted(measured.items(), key=lambda e: e[0][3])
+                       if (k, s, d) == (kind, shape, label)]
+                text = " / ".join(f"{ratio:.2f}" for ratio in got)
+                entries.append(f"**{text}**" if got and min(got) >= goal(shape) else text)
+            if any(entries):
+                lines.append(f"| {NAMES[kind]} {label} | " + " | ".join(entries) + " |")
+    if not lines:
+        return []
+    head = "| cell, dtype | " + " | ".join(str(tuple(s)) for s in shapes) + " |"
+    return [head, "|" + "---|" * (len(shapes) + 1)] + lines
+
+
 def fmt(r: float) -> str:
     return f"{r / 1e6:9.3f} M" if r >= 1e5 else f"{r / 1e3:9.2f} k"
 
@@ -413,6 +441,13 @@ def main() -> None:
             b = peak_bound(kind, shape, t, peak)
             print(f"  {kind:<5} {str(shape).replace(' ', ''):<20} {label:<14} {th:>3} {goal(shape):>5.0f} {r / t:6.2f} {b:6.2f}  "
                   f"{verdict(r / t, goal(shape), b)}")
+        met = sum(r / t >= goal(shape) for (kind, shape, label, th, r, t, _) in measured)
+        print(f"  goals met: {met} of {len(measured)} rows")
+        print()
+        print("the README's table (ratio rnnsim / torch, threads " + " / ".join(map(str, thread_counts))
+              + "; bold: the goal met at every thread count)")
+        for line in ratio_table(rows, kinds, dtypes, list(dict.fromkeys(s for s in shapes if any(row[1] == s for row in measured)))):
+            print(line)
     halves = [d for d in dtypes if base(d) in ("f16", "bf16")]
     # each half format against f32 with the same flags (bf16+fma against f32+fma)
     twin = {d: f32_twin(d) for d in halves}

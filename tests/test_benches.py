@@ -102,6 +102,17 @@ def test_torch_benchmark_helpers():
     assert not bench_torch.fused("f32") and not bench_torch.fused("f16+f32")
     intel = [bench_torch.peak_ops(1, 16, 1000.0, bench_torch.fused(d), "GenuineIntel") for d in ("f32+fma", "f32")]
     assert intel[0] == 2 * intel[1]
+    # the README's table: 1 / 2 threads per entry, bold only where both meet the goal, f32/f64
+    # rows in --dtypes order, no entry without a measured torch rate
+    b1, h16 = bench_torch.SHAPES[0], bench_torch.SHAPES[1]
+    rows = [("rnn", b1, "f32", 1, 21.0, 1.0, "measured"), ("rnn", b1, "f32", 2, 19.0, 1.0, "measured"),
+            ("rnn", h16, "f32", 1, 6.0, 2.0, "measured"), ("rnn", h16, "f32", 2, 7.0, 2.0, "measured"),
+            ("lstm", b1, "f64", 1, 50.0, 2.0, "measured"), ("lstm", h16, "f64", 2, 9.0, 1.0, "quoted"),
+            ("lstm", b1, "bf16+f32", 1, 9.0, None, "")]
+    table = bench_torch.ratio_table(rows, ["rnn", "lstm"], ["f64", "f32", "bf16+f32"], [b1, h16])
+    assert table == ["| cell, dtype | (1, 10000, 16, 4) | (1024, 1000, 16, 4) |", "|---|---|---|",
+                     "| LSTM f64 | **25.00** |  |", "| RNN f32 | 21.00 / 19.00 | **3.00 / 3.50** |"]
+    assert bench_torch.ratio_table(rows[-2:], ["lstm"], ["f64", "bf16+f32"], [b1, h16]) == []
     # the machine line of the output: the CPU's name, family and model
     label = bench_torch.cpu_label()
     assert " family " in label and " model " in label
