@@ -257,31 +257,29 @@ def verdict(ratio: float, target: float, bound: float) -> str:
     return f"short ({ratio / target:.0%} of the goal)"
 
 
-NAMES = {"rnn": "RNN", "lstm": "LSTM", "gru": "GRU"}
-
-
 def ratio_table(rows: list[tuple], kinds: list[str], dtypes: list[str], shapes: list[tuple[int, int, int, int]]) -> list[str]:
     """The README's table of ratios rnnsim / torch, as markdown lines: a row per format and
-    cell (formats in `dtypes` order, f32/f64 only), a column per shape, each entry the
-    ratios at 1 / 2 threads as measured (`rows`: (kind, shape, label, threads, rnnsim rate,
-    torch rate, torch source)), **bold** where every thread count meets issue 7's goal
-    (`goal`). Entries with no measured torch rate are left out; an empty list when none is."""
-    measured = {(k, s, d, h): r / t for (k, s, d, h, r, t, src) in rows if src == "measured" and t}
+    cell (formats in `dtypes` order, f32/f64 only), a column per shape that has a measured
+    entry, each entry the ratios in thread-count order as measured (`rows`: (kind, shape,
+    label, threads, rnnsim rate, torch rate, torch source)), **bold** where every thread
+    count meets issue 7's goal (`goal`). Rows without a measured torch rate are left out;
+    an empty list when none is measured."""
+    ratios: dict[tuple, list[float]] = {}
+    for (k, s, d, _, r, t, src) in sorted(rows, key=lambda row: row[3]):
+        if src == "measured" and t:
+            ratios.setdefault((k, s, d), []).append(r / t)
+    columns = [s for s in dict.fromkeys(shapes) if any(key[1] == s for key in ratios)]
     lines = []
     for label in (d for d in dtypes if base(d) in ("f32", "f64")):
         for kind in kinds:
-            entries = []
-            for shape in shapes:
-                got = [ratio for (k, s, d, _), ratio in sorted(measured.items(), key=lambda e: e[0][3])
-                       if (k, s, d) == (kind, shape, label)]
-                text = " / ".join(f"{ratio:.2f}" for ratio in got)
-                entries.append(f"**{text}**" if got and min(got) >= goal(shape) else text)
-            if any(entries):
-                lines.append(f"| {NAMES[kind]} {label} | " + " | ".join(entries) + " |")
+            got = [ratios.get((kind, s, label), []) for s in columns]
+            if any(got):
+                entries = [" / ".join(f"{ratio:.2f}" for ratio in g) for g in got]
+                lines.append(f"| {kind.upper()} {label} | " + " | ".join(
+                    f"**{e}**" if g and min(g) >= goal(s) else e for e, g, s in zip(entries, got, columns)) + " |")
     if not lines:
         return []
-    head = "| cell, dtype | " + " | ".join(str(tuple(s)) for s in shapes) + " |"
-    return [head, "|" + "---|" * (len(shapes) + 1)] + lines
+    return ["| cell, dtype | " + " | ".join(str(tuple(s)) for s in columns) + " |", "|" + "---|" * (len(columns) + 1)] + lines
 
 
 def fmt(r: float) -> str:
@@ -436,17 +434,18 @@ def main() -> None:
               f"multiply and an add per product (half that on Intel); its activations, updates, stores and "
               f"dependences free; against torch's rate in this run)")
         print(f"  {'cell':<5} {'shape (B,T,H,I)':<20} {'dtype':<14} {'thr':>3} {'goal':>5} {'ratio':>6} {'bound':>6}  verdict")
+        met = 0
         for (kind, shape, label, th, r, t, _) in measured:
             peak = peak_ops(th, vector_lanes(base(label), flags), mhz, fused(label), vendor, per_cycle)
             b = peak_bound(kind, shape, t, peak)
-            print(f"  {kind:<5} {str(shape).replace(' ', ''):<20} {label:<14} {th:>3} {goal(shape):>5.0f} {r / t:6.2f} {b:6.2f}  "
-                  f"{verdict(r / t, goal(shape), b)}")
-        met = sum(r / t >= goal(shape) for (kind, shape, label, th, r, t, _) in measured)
+            said = verdict(r / t, goal(shape), b)
+            met += said == "met"
+            print(f"  {kind:<5} {str(shape).replace(' ', ''):<20} {label:<14} {th:>3} {goal(shape):>5.0f} {r / t:6.2f} {b:6.2f}  {said}")
         print(f"  goals met: {met} of {len(measured)} rows")
         print()
         print("the README's table (ratio rnnsim / torch, threads " + " / ".join(map(str, thread_counts))
               + "; bold: the goal met at every thread count)")
-        for line in ratio_table(rows, kinds, dtypes, list(dict.fromkeys(s for s in shapes if any(row[1] == s for row in measured)))):
+        for line in ratio_table(rows, kinds, dtypes, shapes):
             print(line)
     halves = [d for d in dtypes if base(d) in ("f16", "bf16")]
     # each half format against f32 with the same flags (bf16+fma against f32+fma)

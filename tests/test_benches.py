@@ -113,6 +113,8 @@ def test_torch_benchmark_helpers():
     assert table == ["| cell, dtype | (1, 10000, 16, 4) | (1024, 1000, 16, 4) |", "|---|---|---|",
                      "| LSTM f64 | **25.00** |  |", "| RNN f32 | 21.00 / 19.00 | **3.00 / 3.50** |"]
     assert bench_torch.ratio_table(rows[-2:], ["lstm"], ["f64", "bf16+f32"], [b1, h16]) == []
+    # a column only for a shape with a measured entry
+    assert bench_torch.ratio_table(rows[:2], ["rnn"], ["f32"], [b1, h16, b1])[0] == "| cell, dtype | (1, 10000, 16, 4) |"
     # the machine line of the output: the CPU's name, family and model
     label = bench_torch.cpu_label()
     assert " family " in label and " model " in label
